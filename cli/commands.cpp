@@ -1,0 +1,427 @@
+#include "cli/commands.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cli/table.h"
+#include "common/strings.h"
+#include "common/time.h"
+#include "db/database.h"
+#include "fabric/generator.h"
+#include "fabric/loader.h"
+#include "slo/slo.h"
+
+namespace medic::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string dur_or_dash(const std::optional<Time>& a, const std::optional<Time>& b) {
+  if (!a || !b) return "-";
+  return format_duration(*b - *a);
+}
+
+std::string link_kind(const fabric::Topology& t, const fabric::Link& l) {
+  auto role = [&](fabric::PortId p) { return t.device(t.port(p).device).role; };
+  fabric::Role a = role(l.a), b = role(l.b);
+  if (a > b) std::swap(a, b);
+  if (b == fabric::Role::host) return std::string(fabric::to_string(a)) + "-host";
+  return std::string(fabric::to_string(a)) + "-" + std::string(fabric::to_string(b));
+}
+
+json time_json(const std::optional<Time>& t) { return t ? json(format_iso8601(*t)) : json(nullptr); }
+
+std::string format_tbps(double gbps) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f Tb/s", gbps / 1000.0);
+  return buf;
+}
+
+struct DbOption {
+  std::string url;
+  void add(CLI::App* cmd) { cmd->add_option("--db", url, "PostgreSQL URL (default: $MEDIC_DB_URL)"); }
+  std::unique_ptr<db::Database> open() const {
+    std::string u = url;
+    if (u.empty()) {
+      if (const char* env = std::getenv("MEDIC_DB_URL")) u = env;
+    }
+    if (u.empty()) throw std::invalid_argument("no database: pass --db URL or set MEDIC_DB_URL");
+    return std::make_unique<db::Database>(u);
+  }
+};
+
+int cmd_fabric_gen(const std::string& preset_name, const std::string& base_url, const std::string& driver,
+                   std::ostream& out, std::ostream& err) {
+  auto shape = fabric::preset(preset_name);
+  if (!shape) {
+    err << "medic: unknown preset " << quote(preset_name) << " (known: " << join(fabric::preset_names(), ", ")
+        << ")\n";
+    return 2;
+  }
+  if (!base_url.empty()) shape->base_url = base_url;
+  shape->driver_kind = driver;
+  const fabric::Topology t = fabric::generate_clos(*shape);
+  out << fabric::topology_to_json(t).dump(1) << '\n';
+  return 0;
+}
+
+int cmd_fabric_check(const std::string& file, bool as_json, std::ostream& out, std::ostream& err) {
+  fabric::Topology t;
+  try {
+    t = fabric::load_topology_file(file);
+  } catch (const fabric::TopologyError& e) {
+    for (const auto& p : e.problems()) err << p << '\n';
+    err << "medic: " << file << ": " << e.problems().size() << " problem" << (e.problems().size() == 1 ? "" : "s")
+        << "\n";
+    return 1;
+  }
+  std::map<std::string, size_t> roles, link_kinds, group_kinds;
+  size_t hosts = 0, nics = 0;
+  for (fabric::DeviceId d = 0; d < t.devices().size(); ++d) {
+    const auto& dev = t.device(d);
+    if (dev.is_switch()) {
+      ++roles[std::string(fabric::to_string(dev.role))];
+    } else {
+      ++hosts;
+      nics += t.ports_of(d).size();
+    }
+  }
+  for (const auto& l : t.links()) ++link_kinds[link_kind(t, l)];
+  for (const auto& g : t.groups()) ++group_kinds[g.kind];
+  const size_t switches = roles["rtsw"] + roles["ctsw"] + roles["atsw"];
+  if (as_json) {
+    out << json{{"file", file},
+                {"switches", switches},
+                {"switches_by_role", roles},
+                {"hosts", hosts},
+                {"nics", nics},
+                {"ports", t.ports().size()},
+                {"links", t.links().size()},
+                {"links_by_kind", link_kinds},
+                {"capacity_groups", t.groups().size()},
+                {"capacity_groups_by_kind", group_kinds},
+                {"total_capacity_gbps", t.total_capacity_gbps()}}
+               .dump(2)
+        << '\n';
+    return 0;
+  }
+  auto breakdown = [](const std::map<std::string, size_t>& m) {
+    std::vector<std::string> parts;
+    for (const auto& [k, v] : m) {
+      if (v) parts.push_back(k + " " + std::to_string(v));
+    }
+    return parts.empty() ? std::string() : " (" + join(parts, ", ") + ")";
+  };
+  out << file << ": ok\n";
+  out << "switches:        " << switches << breakdown(roles) << '\n';
+  out << "hosts:           " << hosts << " (" << nics << " NICs)\n";
+  out << "ports:           " << t.ports().size() << '\n';
+  out << "links:           " << t.links().size() << breakdown(link_kinds) << '\n';
+  out << "capacity groups: " << t.groups().size() << breakdown(group_kinds) << '\n';
+  out << "total capacity:  " << format_tbps(t.total_capacity_gbps()) << '\n';
+  return 0;
+}
+
+int cmd_db_migrate(const DbOption& dbo, std::ostream& out) {
+  auto db = dbo.open();
+  const auto applied = db->migrate();
+  const auto v = db->schema_version();
+  for (const auto& name : applied) out << "applied " << name << '\n';
+  out << "schema at version " << (v.ok() ? std::to_string(*v) : "?") << " ("
+      << (applied.empty() ? "nothing to do" : std::to_string(applied.size()) + " applied") << ")\n";
+  return 0;
+}
+
+int cmd_incidents(const DbOption& dbo, bool open_only, const std::string& cls, int limit, bool as_json,
+                  std::ostream& out, std::ostream& err) {
+  auto db = dbo.open();
+  db::IncidentFilter f;
+  f.open_only = open_only;
+  f.limit = limit;
+  if (!cls.empty()) f.incident_class = cls;
+  const auto rows = db->incidents(f);
+  if (!rows.ok()) {
+    err << "medic: " << rows.error() << '\n';
+    return 1;
+  }
+  if (as_json) {
+    json arr = json::array();
+    for (const auto& r : *rows) {
+      arr.push_back({{"id", r.id},
+                     {"class", r.incident_class},
+                     {"state", r.state},
+                     {"severity", r.severity},
+                     {"link", r.link},
+                     {"device", r.device},
+                     {"summary", r.summary},
+                     {"blocked_reason", r.blocked_reason.empty() ? json(nullptr) : json(r.blocked_reason)},
+                     {"started_at", time_json(r.started_at)},
+                     {"detected_at", time_json(r.detected_at)},
+                     {"triaged_at", time_json(r.triaged_at)},
+                     {"mitigated_at", time_json(r.mitigated_at)},
+                     {"repair_requested_at", time_json(r.repair_requested_at)},
+                     {"repaired_at", time_json(r.repaired_at)},
+                     {"undrained_at", time_json(r.undrained_at)},
+                     {"closed_at", time_json(r.closed_at)}});
+    }
+    out << arr.dump(2) << '\n';
+    return 0;
+  }
+  if (rows->empty()) {
+    out << "no incidents\n";
+    return 0;
+  }
+  Table t({"ID", "CLASS", "LINK", "STATE", "DETECT", "MITIGATE", "DETECTED AT", "DETAIL"});
+  for (const auto& r : *rows) {
+    std::string detail = r.blocked_reason.empty() ? r.summary : r.blocked_reason;
+    if (r.state == "blocked") detail = "drain refused: " + r.blocked_reason;
+    t.add({std::to_string(r.id), r.incident_class, r.link.empty() ? r.device : r.link, r.state,
+           dur_or_dash(r.started_at, r.detected_at), dur_or_dash(r.detected_at, r.mitigated_at),
+           r.detected_at ? format_iso8601(*r.detected_at).substr(0, 19) + "Z" : "-", detail});
+  }
+  out << t.render();
+  return 0;
+}
+
+int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostream& out, std::ostream& err) {
+  auto db = dbo.open();
+  db::IncidentFilter f;
+  f.id = id;
+  const auto rows = db->incidents(f);
+  if (!rows.ok()) {
+    err << "medic: " << rows.error() << '\n';
+    return 1;
+  }
+  if (rows->empty()) {
+    err << "medic: no incident with id " << id << '\n';
+    return 1;
+  }
+  const auto& r = rows->front();
+  const auto findings = db->findings(id);
+  const auto actions = db->actions(id);
+  if (!findings.ok() || !actions.ok()) {
+    err << "medic: " << (findings.ok() ? actions.error() : findings.error()) << '\n';
+    return 1;
+  }
+  if (as_json) {
+    json fj = json::array(), aj = json::array();
+    for (const auto& fr : *findings) {
+      fj.push_back({{"kind", fr.kind}, {"severity", fr.severity}, {"link", fr.link}, {"device", fr.device},
+                    {"port", fr.port}, {"summary", fr.summary}, {"evidence", json::parse(fr.evidence_json)},
+                    {"first_seen", format_iso8601(fr.first_seen)}, {"observed_at", format_iso8601(fr.observed_at)}});
+    }
+    for (const auto& a : *actions) {
+      aj.push_back({{"id", a.id}, {"kind", a.kind}, {"state", a.state}, {"link", a.link}, {"reason", a.reason},
+                    {"steps", json::parse(a.steps_json)}, {"intent_at", format_iso8601(a.intent_at)},
+                    {"result_at", time_json(a.result_at)}});
+    }
+    out << json{{"id", r.id}, {"class", r.incident_class}, {"state", r.state}, {"link", r.link},
+                {"summary", r.summary}, {"findings", fj}, {"actions", aj}}
+               .dump(2)
+        << '\n';
+    return 0;
+  }
+  out << "incident " << r.id << ": " << r.incident_class << " on " << (r.link.empty() ? r.device : r.link) << '\n';
+  out << "state:     " << r.state << (r.blocked_reason.empty() ? "" : " (" + r.blocked_reason + ")") << '\n';
+  out << "severity:  " << r.severity << '\n';
+  out << "summary:   " << r.summary << '\n';
+  const std::pair<const char*, std::optional<Time>> stages[] = {
+      {"started", r.started_at},     {"detected", r.detected_at},         {"triaged", r.triaged_at},
+      {"mitigated", r.mitigated_at}, {"repair requested", r.repair_requested_at}, {"repaired", r.repaired_at},
+      {"validated", r.validated_at}, {"undrained", r.undrained_at},       {"closed", r.closed_at},
+      {"dismissed", r.dismissed_at}, {"escalated", r.escalated_at}};
+  for (const auto& [name, t] : stages) {
+    if (t) out << "  " << name << std::string(18 - std::string(name).size(), ' ') << format_iso8601(*t) << '\n';
+  }
+  out << "findings (" << findings->size() << "):\n";
+  for (const auto& fr : *findings) out << "  " << format_iso8601(fr.observed_at) << "  " << fr.kind << "  " << fr.summary << '\n';
+  out << "actions (" << actions->size() << "):\n";
+  for (const auto& a : *actions) {
+    out << "  #" << a.id << " " << a.kind << " " << a.link << ": " << a.state
+        << (a.reason.empty() ? "" : " (" + a.reason + ")") << '\n';
+    for (const auto& step : json::parse(a.steps_json)) out << "      " << step.get<std::string>() << '\n';
+  }
+  return 0;
+}
+
+int cmd_slo_report(const DbOption& dbo, double since_hours, bool as_json, std::ostream& out, std::ostream& err) {
+  auto db = dbo.open();
+  const Time now = SystemClock().now();
+  std::optional<Time> since;
+  if (since_hours > 0) since = now - from_seconds(since_hours * 3600);
+  const auto targets = db->slo_targets();
+  const auto times = db->incident_times(since);
+  if (!targets.ok() || !times.ok()) {
+    err << "medic: " << (targets.ok() ? times.error() : targets.error()) << '\n';
+    return 1;
+  }
+  const auto report = slo::compute_report(*times, *targets, now);
+  if (as_json) {
+    json arr = json::array();
+    for (const auto& r : report) {
+      auto d = [](const std::optional<Duration>& v) { return v ? json(seconds(*v)) : json(nullptr); };
+      arr.push_back({{"class", r.incident_class}, {"stage", std::string(slo::to_string(r.stage))},
+                     {"target_s", seconds(r.target)}, {"objective", r.objective}, {"met", r.met},
+                     {"missed", r.missed}, {"pending", r.pending}, {"share_met", r.share_met},
+                     {"objective_met", r.objective_met}, {"p50_s", d(r.p50)}, {"p95_s", d(r.p95)},
+                     {"max_s", d(r.max)}, {"breaches", r.breaches}});
+    }
+    out << arr.dump(2) << '\n';
+    return 0;
+  }
+  Table t({"CLASS", "STAGE", "TARGET", "MET", "MISSED", "PENDING", "SHARE MET", "OBJECTIVE", "P50", "P95", "MAX"});
+  for (const auto& r : report) {
+    const bool any = r.met + r.missed + r.pending > 0;
+    auto d = [](const std::optional<Duration>& v) { return v ? format_duration(*v) : std::string("-"); };
+    t.add({r.incident_class, std::string(slo::to_string(r.stage)), format_duration(r.target), std::to_string(r.met),
+           std::to_string(r.missed), std::to_string(r.pending),
+           r.met + r.missed > 0 ? format_percent(r.share_met) : "-",
+           format_percent(r.objective) + (any && r.met + r.missed > 0 ? (r.objective_met ? " ok" : " BREACHED") : ""),
+           d(r.p50), d(r.p95), d(r.max)});
+  }
+  out << "SLO report over " << times->size() << " incident" << (times->size() == 1 ? "" : "s")
+      << (since ? " since " + format_iso8601(*since) : "") << " (each stage timed from the previous one)\n";
+  out << t.render();
+  return 0;
+}
+
+int cmd_slo_targets(const DbOption& dbo, std::ostream& out, std::ostream& err) {
+  auto db = dbo.open();
+  const auto targets = db->slo_targets();
+  if (!targets.ok()) {
+    err << "medic: " << targets.error() << '\n';
+    return 1;
+  }
+  Table t({"CLASS", "STAGE", "TARGET", "OBJECTIVE"});
+  for (const auto& tg : *targets) {
+    t.add({tg.incident_class, std::string(slo::to_string(tg.stage)), format_duration(tg.target), format_percent(tg.objective)});
+  }
+  out << t.render();
+  return 0;
+}
+
+int cmd_slo_set(const DbOption& dbo, const std::string& cls, const std::string& stage, double target_s,
+                double objective, std::ostream& out, std::ostream& err) {
+  const auto st = slo::parse_stage(stage);
+  if (!st) {
+    err << "medic: unknown stage " << quote(stage) << " (detect, mitigate, repair, restore)\n";
+    return 2;
+  }
+  if (!(target_s > 0)) {
+    err << "medic: target must be a positive number of seconds\n";
+    return 2;
+  }
+  if (!(objective > 0 && objective <= 1)) {
+    err << "medic: --objective must be a fraction in (0, 1]\n";
+    return 2;
+  }
+  auto db = dbo.open();
+  slo::Target t{cls, *st, from_seconds(target_s), objective};
+  if (auto s = db->set_slo_target(t); !s.ok()) {
+    err << "medic: " << s.error() << '\n';
+    return 1;
+  }
+  out << cls << " " << stage << ": target " << format_duration(t.target) << ", objective " << format_percent(objective) << '\n';
+  return 0;
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"medic: fabric-medic command line (fabric files, database, incidents, SLO reports)"};
+  app.name("medic");
+  app.require_subcommand(1);
+  DbOption dbo;
+  std::function<int()> action;
+
+  auto* fabric_cmd = app.add_subcommand("fabric", "topology files: generate and check");
+  fabric_cmd->require_subcommand(1);
+  std::string preset, base_url, driver = "jsonrpc";
+  auto* gen = fabric_cmd->add_subcommand("gen", "write a generated Clos topology to stdout");
+  gen->add_option("preset", preset, "demo or zone32k")->required();
+  gen->add_option("--base-url", base_url, "where fabsim will serve the switches (default http://127.0.0.1:18080)");
+  gen->add_option("--driver", driver, "drain driver kind for every switch")
+      ->check(CLI::IsMember({"jsonrpc", "dryrun", "netns"}));
+  gen->callback([&] { action = [&] { return cmd_fabric_gen(preset, base_url, driver, out, err); }; });
+  std::string check_file;
+  bool check_json = false;
+  auto* check = fabric_cmd->add_subcommand("check", "validate a topology file and print its counts");
+  check->add_option("file", check_file, "topology JSON file")->required();
+  check->add_flag("--json", check_json, "print the counts as JSON");
+  check->callback([&] { action = [&] { return cmd_fabric_check(check_file, check_json, out, err); }; });
+
+  auto* db_cmd = app.add_subcommand("db", "database schema");
+  db_cmd->require_subcommand(1);
+  auto* migrate = db_cmd->add_subcommand("migrate", "apply every migration not yet applied");
+  dbo.add(migrate);
+  migrate->callback([&] { action = [&] { return cmd_db_migrate(dbo, out); }; });
+
+  bool open_only = false, inc_json = false;
+  std::string cls;
+  int limit = 1000;
+  int64_t show_id = 0;
+  auto* inc = app.add_subcommand("incidents", "list incidents with class, link, state and stage times");
+  dbo.add(inc);
+  inc->add_flag("--open", open_only, "only incidents not closed or dismissed");
+  inc->add_option("--class", cls, "only this incident class");
+  inc->add_option("--limit", limit, "at most this many")->check(CLI::Range(1, 1000000));
+  inc->add_flag("--json", inc_json, "print JSON");
+  auto* show = inc->add_subcommand("show", "one incident with its findings and actions");
+  show->add_option("id", show_id, "incident id")->required()->check(CLI::PositiveNumber);
+  show->add_flag("--json", inc_json, "print JSON");
+  dbo.add(show);
+  inc->callback([&] {
+    if (!action) action = [&] { return cmd_incidents(dbo, open_only, cls, limit, inc_json, out, err); };
+  });
+  show->callback([&] { action = [&] { return cmd_incident_show(dbo, show_id, inc_json, out, err); }; });
+
+  auto* slo_cmd = app.add_subcommand("slo", "SLO targets and compliance");
+  slo_cmd->require_subcommand(1);
+  double since_hours = 0;
+  bool slo_json = false;
+  auto* report = slo_cmd->add_subcommand("report", "time to detect and to mitigate per class against targets");
+  dbo.add(report);
+  report->add_option("--since-hours", since_hours, "only incidents detected in the last N hours")->check(CLI::NonNegativeNumber);
+  report->add_flag("--json", slo_json, "print JSON");
+  report->callback([&] { action = [&] { return cmd_slo_report(dbo, since_hours, slo_json, out, err); }; });
+  auto* targets = slo_cmd->add_subcommand("targets", "list the configured targets");
+  dbo.add(targets);
+  targets->callback([&] { action = [&] { return cmd_slo_targets(dbo, out, err); }; });
+  std::string set_class, set_stage;
+  double set_target = 0, set_objective = 0.99;
+  auto* set = slo_cmd->add_subcommand("set", "set the target of one class and stage");
+  dbo.add(set);
+  set->add_option("class", set_class, "incident class, e.g. link_flap")->required();
+  set->add_option("stage", set_stage, "detect, mitigate, repair or restore")->required();
+  set->add_option("seconds", set_target, "target in seconds")->required();
+  set->add_option("--objective", set_objective, "share of incidents that must meet it (default 0.99)");
+  set->callback([&] {
+    action = [&] { return cmd_slo_set(dbo, set_class, set_stage, set_target, set_objective, out, err); };
+  });
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e, out, err);
+  }
+  try {
+    return action ? action() : 2;
+  } catch (const db::DbError& e) {
+    err << "medic: " << e.what() << '\n';
+    return 1;
+  } catch (const std::invalid_argument& e) {
+    err << "medic: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    err << "medic: " << e.what() << '\n';
+    return 1;
+  }
+}
+
+}  // namespace medic::cli

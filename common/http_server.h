@@ -1,0 +1,75 @@
+// A small HTTP/1.1 server on Boost.Beast, shared by fabsim and medicd's API.
+// One strand per session, a deadline on every read and write, a body limit on input.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace medic {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // "/s/rtsw0001/metrics?x=1"
+  std::string path;    // "/s/rtsw0001/metrics"
+  std::map<std::string, std::string> query;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  std::string peer;  // "127.0.0.1:53122"
+
+  const std::string* header(const std::string& lower_name) const;
+};
+
+struct HttpResponse {
+  unsigned status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  static HttpResponse text(unsigned status, std::string body);
+  static HttpResponse json(unsigned status, std::string body);
+};
+
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+struct HttpServerOptions {
+  size_t body_limit = 1 << 20;
+  double read_timeout_s = 30.0;
+  double write_timeout_s = 30.0;
+  size_t max_sessions = 4096;
+};
+
+class HttpServer {
+ public:
+  // Binds immediately (throws std::runtime_error with the address on failure) so that
+  // port 0 can be resolved with port() before run.
+  HttpServer(boost::asio::io_context& io, const std::string& address, uint16_t port,
+             HttpHandler handler, HttpServerOptions options = {});
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  uint16_t port() const;
+  std::string address() const;
+  void start();
+  void stop();
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// Splits "a=1&b=x%20y" into a map, decoding percent escapes and '+'.
+std::map<std::string, std::string> parse_query(std::string_view q);
+std::string url_decode(std::string_view s);
+
+}  // namespace medic

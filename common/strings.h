@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace medic {
+
+std::vector<std::string> split(std::string_view s, char sep);
+std::string_view trim(std::string_view s);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// 0.625 -> "62.5%"
+std::string format_percent(double fraction);
+// Quote for messages: "name" with control characters escaped.
+std::string quote(std::string_view s);
+
+}  // namespace medic

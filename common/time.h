@@ -1,0 +1,50 @@
+// Time for the whole project. The core never reads a clock: callers pass `Time now`,
+// and the shells get it from a Clock, which tests replace with a SimulatedClock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace medic {
+
+using Time = std::chrono::sys_time<std::chrono::microseconds>;
+using Duration = std::chrono::microseconds;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual Time now() const = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  Time now() const override;
+};
+
+// A clock that only moves when a test moves it.
+class SimulatedClock final : public Clock {
+ public:
+  explicit SimulatedClock(Time start) : now_(start) {}
+  Time now() const override { return now_; }
+  void advance(Duration d) { now_ += d; }
+  void set(Time t) { now_ = t; }
+
+ private:
+  Time now_;
+};
+
+inline Time from_unix_seconds(double s) {
+  return Time(Duration(static_cast<int64_t>(s * 1e6)));
+}
+inline double to_unix_seconds(Time t) { return t.time_since_epoch().count() / 1e6; }
+inline double seconds(Duration d) { return d.count() / 1e6; }
+inline Duration from_seconds(double s) { return Duration(static_cast<int64_t>(s * 1e6)); }
+
+// 2026-11-21T16:14:03.123456Z
+std::string format_iso8601(Time t);
+// "850ms", "12.4s", "3m07s", "2h05m", "3d04h"
+std::string format_duration(Duration d);
+
+}  // namespace medic

@@ -1,0 +1,134 @@
+// The only code that speaks SQL. Every statement is parameterized; every failure of the
+// server comes back as an Error value (and the connection is re-established once per call
+// when it was lost).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/time.h"
+#include "detectors/finding.h"
+#include "fabric/topology.h"
+#include "remediation/executor.h"
+#include "slo/slo.h"
+#include "triage/triage.h"
+
+namespace medic::db {
+
+class DbError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "postgresql://user:secret@host/db" -> "postgresql://user:***@host/db"
+std::string redact_url(const std::string& url);
+
+struct IncidentRow {
+  int64_t id = 0;
+  std::string incident_class, state, severity, link, device, summary, blocked_reason;
+  std::optional<Time> started_at, detected_at, triaged_at, mitigated_at, repair_requested_at,
+      repaired_at, validated_at, undrained_at, closed_at, dismissed_at, escalated_at;
+};
+
+struct IncidentFilter {
+  bool open_only = false;
+  std::optional<int64_t> id;
+  std::optional<std::string> incident_class;
+  int limit = 1000;
+};
+
+struct FindingRow {
+  int64_t id = 0;
+  int64_t incident_id = 0;
+  std::string kind, severity, link, device, port, summary, evidence_json;
+  Time first_seen{}, observed_at{};
+};
+
+struct ActionRow {
+  int64_t id = 0;
+  int64_t incident_id = 0;
+  std::string link, kind, state, reason, steps_json;
+  Time intent_at{};
+  std::optional<Time> result_at;
+};
+
+struct LinkDrainRow {
+  std::string link;
+  std::string drain_state;  // undrained, draining, drained, undraining
+  int64_t incident_id = 0;
+};
+
+class Database {
+ public:
+  // Connects; throws DbError naming the (redacted) URL and the server's answer.
+  explicit Database(std::string url);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  const std::string& url() const { return url_; }
+
+  // Applies every embedded migration not yet recorded, in order, under an advisory lock so
+  // several daemons starting at once do not race. Returns the names applied now. Throws
+  // DbError (start-up path) on failure or when an applied migration was edited.
+  std::vector<std::string> migrate();
+  Result<int> schema_version();
+
+  // Inventory: upsert switches and links from the topology (drain state is kept).
+  Status sync_inventory(const fabric::Topology& topology);
+  Result<std::vector<LinkDrainRow>> drain_states();
+
+  // Incidents.
+  Result<std::vector<IncidentRow>> incidents(const IncidentFilter& filter);
+  // Inserts a new incident (state triaged) with its findings; returns its id.
+  Result<int64_t> open_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now);
+  Status add_findings(int64_t incident_id, const std::vector<detectors::Finding>& findings,
+                      const fabric::Topology& topology);
+  Result<std::vector<FindingRow>> findings(int64_t incident_id);
+  // Moves an incident to a state and stamps that stage's timestamp (first time only).
+  Status set_incident_state(int64_t id, triage::IncidentState state, Time at,
+                            const std::string& reason = "");
+
+  // The action journal (remediation::ActionJournal is implemented on top of these).
+  Result<int64_t> write_intent(const remediation::ActionIntent& intent, const std::string& link_name);
+  Status write_result(int64_t action_id, const remediation::ActionIntent& intent,
+                      const remediation::ActionOutcome& outcome, const std::string& link_name);
+  Status write_refusal(const remediation::ActionIntent& intent, const std::string& link_name,
+                       const std::string& reason);
+  Result<std::vector<ActionRow>> actions(std::optional<int64_t> incident_id);
+
+  // SLOs.
+  Result<std::vector<slo::Target>> slo_targets();
+  Status set_slo_target(const slo::Target& t);
+  Result<std::vector<slo::IncidentTimes>> incident_times(std::optional<Time> since);
+
+ private:
+  template <class F>
+  auto run(const char* what, F&& f) -> decltype(f());
+  void connect();
+
+  std::string url_;
+  struct Connection;  // wraps pqxx::connection (a typedef in libpqxx 6, so not forward-declarable)
+  std::unique_ptr<Connection> conn_;
+};
+
+// remediation::ActionJournal backed by the database.
+class DbJournal final : public remediation::ActionJournal {
+ public:
+  DbJournal(Database& db, const fabric::Topology& topology) : db_(db), topology_(topology) {}
+  Result<int64_t> write_intent(const remediation::ActionIntent& intent) override;
+  Status write_result(int64_t action_id, const remediation::ActionIntent& intent,
+                      const remediation::ActionOutcome& outcome) override;
+  Status write_refusal(const remediation::ActionIntent& intent, const std::string& reason) override;
+
+ private:
+  Database& db_;
+  const fabric::Topology& topology_;
+};
+
+}  // namespace medic::db

@@ -1,0 +1,34 @@
+#include "service/config.h"
+
+#include <stdexcept>
+
+#ifndef MEDIC_DATA_DIR
+#define MEDIC_DATA_DIR "data"
+#endif
+
+namespace medic::service {
+
+std::string default_data_dir() { return MEDIC_DATA_DIR; }
+
+DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
+  auto bad = [](const std::string& what) { throw std::invalid_argument(what); };
+  if (s_.topology_path.empty()) bad("--topology is required");
+  if (s_.db_url.empty()) bad("no database: pass --db URL or set MEDIC_DB_URL");
+  if (s_.counter_map_path.empty()) s_.counter_map_path = default_data_dir() + "/counter_map.json";
+  if (!(s_.poll_interval_s >= 0.05 && s_.poll_interval_s <= 3600)) bad("--poll-interval must be within [0.05, 3600] seconds");
+  if (!(s_.scrape_timeout_s >= 0.05 && s_.scrape_timeout_s <= 600)) bad("--scrape-timeout must be within [0.05, 600] seconds");
+  if (s_.scrape_concurrency < 1 || s_.scrape_concurrency > 4096) bad("--scrape-concurrency must be within [1, 4096]");
+  if (!(s_.flap_window_s > 0 && s_.flap_window_s <= 86400)) bad("--flap-window must be within (0, 86400] seconds");
+  if (s_.flap_transitions < 2 || s_.flap_transitions > 100000) bad("--flap-transitions must be within [2, 100000]");
+  if (s_.run_for_s < 0) bad("--run-for must not be negative");
+  flap().validate();
+}
+
+detectors::FlapConfig DaemonConfig::flap() const {
+  detectors::FlapConfig f;
+  f.window = from_seconds(s_.flap_window_s);
+  f.transitions = s_.flap_transitions;
+  return f;
+}
+
+}  // namespace medic::service

@@ -1,0 +1,125 @@
+// medicd: the fabric-medic daemon.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "common/asio.h"
+#include "common/http_client.h"
+#include "common/http_server.h"
+#include "db/database.h"
+#include "fabric/loader.h"
+#include "service/config.h"
+#include "service/daemon.h"
+#include "telemetry/mapping.h"
+
+using namespace medic;
+
+int main(int argc, char** argv) {
+  CLI::App app{"medicd: finds bad links in a RoCE fabric, drains them when capacity allows, records SLOs"};
+  service::DaemonSettings s;
+  if (const char* env = std::getenv("MEDIC_DB_URL")) s.db_url = env;
+  std::string log_level = "info";
+  app.add_option("--topology", s.topology_path, "topology JSON file")->required();
+  app.add_option("--db", s.db_url, "PostgreSQL URL (default: $MEDIC_DB_URL)");
+  app.add_option("--counter-map", s.counter_map_path, "counter name map (default: data/counter_map.json)");
+  app.add_option("--poll-interval", s.poll_interval_s, "seconds between polls of every switch");
+  app.add_option("--scrape-timeout", s.scrape_timeout_s, "seconds before a switch's answer is given up on");
+  app.add_option("--scrape-concurrency", s.scrape_concurrency, "switches scraped at once");
+  app.add_option("--flap-window", s.flap_window_s, "seconds over which carrier transitions are counted");
+  app.add_option("--flap-transitions", s.flap_transitions, "transitions in the window that make a flapping link");
+  app.add_option("--run-for", s.run_for_s, "stop after this many seconds (0: until SIGINT/SIGTERM)");
+  app.add_flag("--dry-run", s.dry_run, "never touch a switch: record what would be drained");
+  app.add_option("--http", s.http_listen, "serve /healthz and /metrics on this loopback ADDR:PORT");
+  app.add_option("--driver-token", s.driver_token, "bearer token for the switches' JSON-RPC drain API");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  curl_global_setup();
+
+  try {
+    const service::DaemonConfig config(s);
+    SystemClock clock;
+    service::Daemon daemon(config, clock);
+
+    // The HTTP endpoint has its own thread so a slow poll never delays /healthz.
+    asio::io_context http_io;
+    std::unique_ptr<HttpServer> http;
+    std::thread http_thread;
+    if (!s.http_listen.empty()) {
+      const size_t colon = s.http_listen.rfind(':');
+      if (colon == std::string::npos) throw std::invalid_argument("--http must be ADDR:PORT");
+      const int port = std::stoi(s.http_listen.substr(colon + 1));
+      http = std::make_unique<HttpServer>(http_io, s.http_listen.substr(0, colon), static_cast<uint16_t>(port),
+                                          [&](const HttpRequest& r) {
+                                            if (r.path == "/healthz") return HttpResponse::text(200, "ok");
+                                            if (r.path == "/metrics") {
+                                              HttpResponse resp;
+                                              resp.content_type = "text/plain; version=0.0.4";
+                                              resp.body = daemon.metrics().render_prometheus();
+                                              return resp;
+                                            }
+                                            return HttpResponse::text(404, "not found");
+                                          });
+      http->start();
+      spdlog::info("medicd http on {}:{}", http->address(), http->port());
+      http_thread = std::thread([&] { http_io.run(); });
+    }
+
+    asio::io_context io;
+    asio::steady_timer timer(io);
+    const auto started = std::chrono::steady_clock::now();
+    const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(s.poll_interval_s));
+    auto next = started;
+    std::function<void()> schedule = [&] {
+      next += interval;
+      const auto now = std::chrono::steady_clock::now();
+      if (next < now) next = now;  // a slow cycle does not cause a burst of catch-up cycles
+      timer.expires_at(next);
+      timer.async_wait([&](const boost::system::error_code& ec) {
+        if (ec) return;
+        if (s.run_for_s > 0 && std::chrono::steady_clock::now() - started >= std::chrono::duration<double>(s.run_for_s)) {
+          spdlog::info("medicd: ran for {}s, stopping", s.run_for_s);
+          io.stop();
+          return;
+        }
+        daemon.cycle();
+        schedule();
+      });
+    };
+    daemon.cycle();
+    schedule();
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code&, int sig) {
+      spdlog::info("medicd: signal {}, stopping", sig);
+      io.stop();
+    });
+    io.run();
+    if (http) {
+      http->stop();
+      http_io.stop();
+      http_thread.join();
+    }
+    const auto& m = daemon.metrics();
+    spdlog::info("medicd: {} cycles, {} incidents opened, {} drained, {} refused, {} failed", m.cycles.load(),
+                 m.incidents_opened.load(), m.drains_succeeded.load(), m.drains_refused.load(),
+                 m.drains_failed.load());
+    return 0;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "medicd: %s\n", e.what());
+    return 2;
+  } catch (const fabric::TopologyError& e) {
+    std::fprintf(stderr, "medicd: %s\n", e.what());
+    return 2;
+  } catch (const telemetry::CounterMapError& e) {
+    std::fprintf(stderr, "medicd: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "medicd: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,195 @@
+// fabsim: a fabric emulator for demos and scale tests. Serves every switch's counters and
+// drain API on loopback and plays a scenario of timed faults.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/asio.h"
+#include "common/http_server.h"
+#include "fabric/loader.h"
+#include "sim/fabric_sim.h"
+#include "sim/scenario.h"
+#include "sim/server.h"
+
+using namespace medic;
+
+namespace {
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+  bool operator<(const HostPort& o) const { return std::tie(host, port) < std::tie(o.host, o.port); }
+};
+
+// "http://127.0.0.1:18080/s/x/metrics" -> {127.0.0.1, 18080}
+std::optional<HostPort> url_host_port(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return std::nullopt;
+  const size_t start = scheme + 3;
+  const size_t end = url.find('/', start);
+  const std::string hp = url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  const size_t colon = hp.rfind(':');
+  if (colon == std::string::npos) return HostPort{hp, static_cast<uint16_t>(url.rfind("https", 0) == 0 ? 443 : 80)};
+  try {
+    const int port = std::stoi(hp.substr(colon + 1));
+    if (port < 0 || port > 65535) return std::nullopt;
+    return HostPort{hp.substr(0, colon), static_cast<uint16_t>(port)};
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::optional<HostPort> parse_listen(const std::string& s) {
+  const size_t colon = s.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  try {
+    size_t used = 0;
+    const int port = std::stoi(s.substr(colon + 1), &used);
+    if (used != s.size() - colon - 1 || port < 0 || port > 65535) return std::nullopt;
+    return HostPort{s.substr(0, colon), static_cast<uint16_t>(port)};
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+bool is_loopback(const std::string& host) {
+  boost::system::error_code ec;
+  const auto a = asio::ip::make_address(host, ec);
+  return !ec && a.is_loopback();
+}
+
+// Rewrites every switch URL's scheme://host:port to `base`, keeping the path.
+std::string rewrite(const std::string& url, const std::string& base) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const size_t path = url.find('/', scheme + 3);
+  return base + (path == std::string::npos ? "" : url.substr(path));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fabsim: emulated RoCE fabric (counters, drain API, fault scenarios) on loopback"};
+  std::string topology_path, scenario_path, listen, export_path, token, log_level = "info";
+  uint64_t seed = 1;
+  double run_for = 0;
+  app.add_option("--topology", topology_path, "topology JSON file")->required();
+  app.add_option("--scenario", scenario_path, "scenario JSON file with timed faults");
+  app.add_option("--listen", listen,
+                 "serve every switch on this loopback ADDR:PORT (port 0: any free port) instead of "
+                 "the addresses in the topology's URLs");
+  app.add_option("--export-topology", export_path,
+                 "write the topology with URLs pointing at this fabsim (written once listening)");
+  app.add_option("--token", token, "require this bearer token on the drain API");
+  app.add_option("--seed", seed, "seed for per-port traffic and optics variation");
+  app.add_option("--run-for", run_for, "exit after this many seconds (0: until SIGINT/SIGTERM)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  try {
+    const fabric::Topology topo = fabric::load_topology_file(topology_path);
+    sim::Scenario scenario;
+    if (!scenario_path.empty()) scenario = sim::load_scenario_file(scenario_path, topo);
+
+    std::set<HostPort> addrs;
+    if (!listen.empty()) {
+      const auto hp = parse_listen(listen);
+      if (!hp) throw std::runtime_error("--listen " + listen + ": expected ADDR:PORT");
+      addrs.insert(*hp);
+    } else {
+      for (const auto& d : topo.devices()) {
+        if (!d.is_switch()) continue;
+        for (const std::string* u : {&d.telemetry_url, &d.driver_url}) {
+          if (u->empty()) continue;
+          const auto hp = url_host_port(*u);
+          if (!hp) throw std::runtime_error(topology_path + ": switch " + d.name + ": cannot read host:port from URL " + *u);
+          addrs.insert(*hp);
+        }
+      }
+      if (addrs.empty()) throw std::runtime_error(topology_path + ": no switch URLs to serve; use --listen");
+    }
+    for (const auto& a : addrs) {
+      if (!is_loopback(a.host)) {
+        throw std::runtime_error("fabsim serves on loopback only; refusing " + a.host + ":" + std::to_string(a.port));
+      }
+    }
+
+    asio::io_context io;
+    sim::FabricSim fabric(topo, seed);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto now_s = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    sim::ServerOptions sopt{token};
+    std::vector<std::unique_ptr<HttpServer>> servers;
+    for (const auto& a : addrs) {
+      servers.push_back(std::make_unique<HttpServer>(
+          io, a.host, a.port, [&](const HttpRequest& r) { return sim::handle(fabric, now_s(), r, sopt); }));
+      servers.back()->start();
+      std::printf("fabsim listening on %s:%u (%zu switches, %zu links, %zu scenario faults)\n", a.host.c_str(),
+                  servers.back()->port(), static_cast<size_t>(std::count_if(topo.devices().begin(), topo.devices().end(),
+                                                                           [](const auto& d) { return d.is_switch(); })),
+                  topo.links().size(), scenario.faults.size());
+    }
+    std::fflush(stdout);
+
+    if (!export_path.empty()) {
+      const std::string base = "http://" + servers.front()->address() + ":" + std::to_string(servers.front()->port());
+      nlohmann::json doc = fabric::topology_to_json(topo);
+      for (auto& s : doc["switches"]) {
+        s["telemetry"] = rewrite(s["telemetry"].get<std::string>(), base);
+        if (s["driver"].contains("url")) s["driver"]["url"] = rewrite(s["driver"]["url"].get<std::string>(), base);
+      }
+      const std::string tmp = export_path + ".tmp";
+      {
+        std::ofstream out(tmp);
+        out << doc.dump(1) << '\n';
+        if (!out) throw std::runtime_error("cannot write " + tmp);
+      }
+      if (std::rename(tmp.c_str(), export_path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + export_path);
+    }
+
+    // Scenario events, each on its own timer relative to start.
+    const auto events = scenario.events();
+    std::vector<std::unique_ptr<asio::steady_timer>> timers;
+    for (const auto& ev : events) {
+      auto timer = std::make_unique<asio::steady_timer>(
+          io, t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(ev.at_s)));
+      timer->async_wait([&, ev](const boost::system::error_code& ec) {
+        if (ec) return;
+        fabric.set_link_up(ev.link, ev.up, now_s());
+        spdlog::info("t={:.2f}s link {} {}", now_s(), topo.link(ev.link).name, ev.up ? "up" : "down");
+      });
+      timers.push_back(std::move(timer));
+    }
+    asio::steady_timer stop_timer(io);
+    if (run_for > 0) {
+      stop_timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(run_for)));
+      stop_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec) io.stop();
+      });
+    }
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code&, int sig) {
+      spdlog::info("fabsim: signal {}, stopping", sig);
+      io.stop();
+    });
+    io.run();
+    return 0;
+  } catch (const fabric::TopologyError& e) {
+    std::fprintf(stderr, "fabsim: %s\n", e.what());
+    return 2;
+  } catch (const sim::ScenarioError& e) {
+    std::fprintf(stderr, "fabsim: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fabsim: %s\n", e.what());
+    return 1;
+  }
+}

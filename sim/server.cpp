@@ -1,0 +1,96 @@
+#include "sim/server.h"
+
+#include <nlohmann/json.hpp>
+
+namespace medic::sim {
+
+using nlohmann::json;
+
+namespace {
+
+json rpc_error(const json& id, int code, const std::string& message) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+}
+
+HttpResponse rpc(FabricSim& sim, fabric::DeviceId device, double t, const HttpRequest& req) {
+  const json doc = json::parse(req.body, nullptr, false);
+  if (doc.is_discarded()) return HttpResponse::json(200, rpc_error(nullptr, -32700, "parse error").dump());
+  if (!doc.is_object() || doc.value("jsonrpc", "") != "2.0" || !doc.contains("method") ||
+      !doc["method"].is_string()) {
+    return HttpResponse::json(200, rpc_error(doc.is_object() && doc.contains("id") ? doc["id"] : json(nullptr),
+                                             -32600, "invalid request")
+                                       .dump());
+  }
+  const json id = doc.contains("id") ? doc["id"] : json(nullptr);
+  const std::string method = doc["method"];
+  const json params = doc.value("params", json::object());
+  if (!params.is_object() || !params.contains("interface") || !params["interface"].is_string()) {
+    return HttpResponse::json(200, rpc_error(id, -32602, "params.interface (a string) is required").dump());
+  }
+  const std::string iface = params["interface"];
+  Result<PortCounters> r = Error{""};
+  if (method == "interface.drain") {
+    r = sim.set_drained(device, iface, true, t);
+  } else if (method == "interface.undrain") {
+    r = sim.set_drained(device, iface, false, t);
+  } else if (method == "interface.get_state") {
+    r = sim.state(device, iface, t);
+  } else {
+    return HttpResponse::json(200, rpc_error(id, -32601, "method not found: " + method).dump());
+  }
+  if (!r.ok()) return HttpResponse::json(200, rpc_error(id, -32602, r.error()).dump());
+  const json result = {{"interface", iface},
+                       {"drained", r->drained},
+                       {"oper_status", r->oper_up ? "up" : "down"}};
+  return HttpResponse::json(200, json{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}.dump());
+}
+
+}  // namespace
+
+HttpResponse handle(FabricSim& sim, double t, const HttpRequest& req, const ServerOptions& options) {
+  const auto& topo = sim.topology();
+  if (req.path == "/healthz") return HttpResponse::text(200, "ok");
+  if (req.path == "/admin/links") {
+    if (req.method != "GET") return HttpResponse::text(405, "use GET");
+    json links = json::array();
+    for (fabric::LinkId l = 0; l < topo.links().size(); ++l) {
+      const auto& link = topo.link(l);
+      links.push_back({{"name", link.name},
+                       {"up", sim.link_up(l)},
+                       {"a_drained", sim.counters(link.a, t).drained},
+                       {"b_drained", sim.counters(link.b, t).drained},
+                       {"carries_traffic", sim.carries_traffic(l)}});
+    }
+    return HttpResponse::json(200, links.dump());
+  }
+  // /s/NAME/metrics, /s/NAME/rpc
+  if (req.path.rfind("/s/", 0) == 0) {
+    const size_t slash = req.path.find('/', 3);
+    if (slash != std::string::npos) {
+      const std::string name = req.path.substr(3, slash - 3);
+      const std::string what = req.path.substr(slash + 1);
+      const auto dev = topo.find_device(name);
+      if (!dev || !topo.device(*dev).is_switch()) return HttpResponse::text(404, "no switch named " + name);
+      if (what == "metrics") {
+        if (req.method != "GET") return HttpResponse::text(405, "use GET");
+        HttpResponse r;
+        r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        r.body = sim.render_prometheus(*dev, t);
+        return r;
+      }
+      if (what == "rpc") {
+        if (req.method != "POST") return HttpResponse::text(405, "use POST");
+        if (!options.token.empty()) {
+          const std::string* auth = req.header("authorization");
+          if (auth == nullptr || *auth != "Bearer " + options.token) {
+            return HttpResponse::text(401, "missing or wrong bearer token");
+          }
+        }
+        return rpc(sim, *dev, t, req);
+      }
+    }
+  }
+  return HttpResponse::text(404, "not found: " + req.path);
+}
+
+}  // namespace medic::sim

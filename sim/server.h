@@ -1,0 +1,21 @@
+// fabsim's HTTP surface, shared by the binary and the tests:
+//   GET  /s/NAME/metrics  the switch's counters (Prometheus text format)
+//   POST /s/NAME/rpc      JSON-RPC 2.0: interface.drain, interface.undrain, interface.get_state
+//   GET  /admin/links     every link's oper, drain and traffic state (JSON), for tests and demos
+//   GET  /healthz         "ok"
+#pragma once
+
+#include <string>
+
+#include "common/http_server.h"
+#include "sim/fabric_sim.h"
+
+namespace medic::sim {
+
+struct ServerOptions {
+  std::string token;  // when set, /rpc requires "Authorization: Bearer TOKEN"
+};
+
+HttpResponse handle(FabricSim& sim, double t, const HttpRequest& req, const ServerOptions& options);
+
+}  // namespace medic::sim

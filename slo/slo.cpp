@@ -1,0 +1,97 @@
+#include "slo/slo.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace medic::slo {
+
+std::string_view to_string(Stage s) {
+  switch (s) {
+    case Stage::detect: return "detect";
+    case Stage::mitigate: return "mitigate";
+    case Stage::repair: return "repair";
+    case Stage::restore: return "restore";
+  }
+  return "?";
+}
+
+std::optional<Stage> parse_stage(std::string_view s) {
+  for (const Stage st : kStages) {
+    if (to_string(st) == s) return st;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The timestamps that open and close a stage.
+std::pair<std::optional<Time>, std::optional<Time>> bounds(const IncidentTimes& i, Stage s) {
+  switch (s) {
+    case Stage::detect: return {i.started_at, i.detected_at};
+    case Stage::mitigate: return {i.detected_at, i.mitigated_at};
+    case Stage::repair: return {i.mitigated_at, i.repaired_at};
+    case Stage::restore: return {i.repaired_at, i.undrained_at};
+  }
+  return {};
+}
+
+Duration quantile(std::vector<Duration>& v, double q) {
+  std::sort(v.begin(), v.end());
+  // Nearest-rank: the smallest value with at least q of the values at or below it.
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+}  // namespace
+
+Verdict judge(const IncidentTimes& inc, Stage stage, Duration target, Time now,
+              std::optional<Duration>* elapsed) {
+  const auto [begin, end] = bounds(inc, stage);
+  if (!begin) return Verdict::not_applicable;
+  if (end) {
+    const Duration d = std::max(Duration::zero(), *end - *begin);
+    if (elapsed) *elapsed = d;
+    return d <= target ? Verdict::met : Verdict::missed;
+  }
+  if (!inc.open) return Verdict::not_applicable;  // closed without reaching this stage
+  return now - *begin > target ? Verdict::missed : Verdict::pending;
+}
+
+std::vector<StageReport> compute_report(std::span<const IncidentTimes> incidents,
+                                        std::span<const Target> targets, Time now) {
+  std::vector<StageReport> out;
+  for (const Target& t : targets) {
+    StageReport r;
+    r.incident_class = t.incident_class;
+    r.stage = t.stage;
+    r.target = t.target;
+    r.objective = t.objective;
+    std::vector<Duration> finished;
+    for (const IncidentTimes& inc : incidents) {
+      if (inc.incident_class != t.incident_class) continue;
+      std::optional<Duration> elapsed;
+      switch (judge(inc, t.stage, t.target, now, &elapsed)) {
+        case Verdict::met: ++r.met; break;
+        case Verdict::missed:
+          ++r.missed;
+          r.breaches.push_back(inc.id);
+          break;
+        case Verdict::pending: ++r.pending; break;
+        case Verdict::not_applicable: break;
+      }
+      if (elapsed) finished.push_back(*elapsed);
+    }
+    const int decided = r.met + r.missed;
+    r.share_met = decided > 0 ? static_cast<double>(r.met) / decided : 1.0;
+    r.objective_met = r.share_met + 1e-12 >= r.objective;
+    if (!finished.empty()) {
+      r.p50 = quantile(finished, 0.50);
+      r.p95 = quantile(finished, 0.95);
+      r.max = *std::max_element(finished.begin(), finished.end());
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace medic::slo

@@ -1,0 +1,60 @@
+// SLO arithmetic over incident lifecycle timestamps. Each stage is timed from the end of
+// the previous one, so stage budgets add up:
+//   detect   = detected_at   - started_at
+//   mitigate = mitigated_at  - detected_at
+//   repair   = repaired_at   - mitigated_at
+//   restore  = undrained_at  - repaired_at
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/time.h"
+
+namespace medic::slo {
+
+enum class Stage : uint8_t { detect, mitigate, repair, restore };
+std::string_view to_string(Stage s);
+std::optional<Stage> parse_stage(std::string_view s);
+inline constexpr Stage kStages[] = {Stage::detect, Stage::mitigate, Stage::repair, Stage::restore};
+
+struct IncidentTimes {
+  int64_t id = 0;
+  std::string incident_class;
+  bool open = true;  // closed or dismissed incidents no longer accrue time
+  std::optional<Time> started_at, detected_at, mitigated_at, repaired_at, undrained_at;
+};
+
+struct Target {
+  std::string incident_class;
+  Stage stage = Stage::detect;
+  Duration target{};
+  double objective = 0.99;  // share of incidents that must meet the target
+};
+
+enum class Verdict : uint8_t { met, missed, pending, not_applicable };
+
+// How one incident fares on one stage at time `now`. A stage not finished yet is pending
+// until its target has passed, then missed (an incident cannot hide a breach by being slow).
+Verdict judge(const IncidentTimes& inc, Stage stage, Duration target, Time now,
+              std::optional<Duration>* elapsed = nullptr);
+
+struct StageReport {
+  std::string incident_class;
+  Stage stage = Stage::detect;
+  Duration target{};
+  double objective = 0;
+  int met = 0, missed = 0, pending = 0;
+  double share_met = 0;  // met / (met + missed); 1 when nothing is decided yet
+  bool objective_met = true;
+  std::optional<Duration> p50, p95, max;  // over finished stages
+  std::vector<int64_t> breaches;          // incident ids that missed
+};
+
+std::vector<StageReport> compute_report(std::span<const IncidentTimes> incidents,
+                                        std::span<const Target> targets, Time now);
+
+}  // namespace medic::slo

@@ -1,0 +1,52 @@
+// Pulls counters over HTTP from many switches at once with libcurl's multi interface.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/time.h"
+#include "fabric/topology.h"
+
+namespace medic::telemetry {
+
+struct ScrapeTarget {
+  fabric::DeviceId device = fabric::kNone;
+  std::string url;
+};
+
+struct ScrapeResult {
+  fabric::DeviceId device = fabric::kNone;
+  Time time{};  // when the answer arrived
+  bool ok = false;
+  long http_status = 0;
+  std::string content_type;
+  std::string body;
+  std::string error;  // "timeout after 2000 ms", "HTTP 503", "connection refused", ...
+  double seconds = 0;
+};
+
+struct CollectorOptions {
+  double timeout_s = 2.0;
+  double connect_timeout_s = 1.0;
+  size_t max_in_flight = 256;
+  size_t max_body_bytes = 16u << 20;
+};
+
+class Collector {
+ public:
+  explicit Collector(CollectorOptions options = {});
+  ~Collector();
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+
+  // Scrapes every target once, at most max_in_flight at a time, each bounded by the
+  // timeout. One result per target, in the targets' order.
+  std::vector<ScrapeResult> scrape(std::span<const ScrapeTarget> targets, const Clock& clock);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace medic::telemetry

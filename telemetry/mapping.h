@@ -1,0 +1,81 @@
+// Mapping vendor and exporter metric names onto canonical counters, driven by a data file
+// (data/counter_map.json, documented in docs/formats.md) rather than code.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/hash.h"
+#include "common/result.h"
+#include "fabric/topology.h"
+#include "telemetry/counters.h"
+#include "telemetry/prometheus.h"
+
+namespace medic::telemetry {
+
+enum class Transform : uint8_t {
+  none,
+  mw_to_dbm,      // milliwatts -> dBm (0 mW -> -40 dBm, the "no light" reading)
+  ifoper_status,  // IF-MIB ifOperStatus: 1 (up) -> 1, anything else -> 0
+  up_string,      // 1 stays 1; used for exporters whose "up" gauge is already 0/1
+};
+
+enum class Aggregate : uint8_t { last, min, max, sum };
+
+struct MapRule {
+  Counter counter = Counter::oper_up;
+  std::string port_label;                                  // label naming the interface
+  std::vector<std::pair<std::string, std::string>> match;  // extra labels that must match
+  double scale = 1.0;
+  Transform transform = Transform::none;
+  Aggregate aggregate = Aggregate::last;  // several samples for one port (e.g. optic lanes)
+};
+
+class CounterMapError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class CounterMap {
+ public:
+  // Throws CounterMapError "FILE: $.path: problem".
+  static CounterMap load_file(const std::string& path);
+  static CounterMap parse(std::string_view text, const std::string& source);
+
+  // Rules for a Prometheus metric name, or nullptr.
+  const std::vector<MapRule>* prometheus(std::string_view metric) const;
+  size_t size() const { return prom_.size(); }
+
+ private:
+  StringMap<std::vector<MapRule>> prom_;
+};
+
+struct MapStats {
+  size_t samples = 0;        // samples in the payload
+  size_t mapped = 0;         // samples that became a canonical counter of a known port
+  size_t unmapped = 0;       // metric names the map does not know (ignored)
+  size_t unknown_port = 0;   // known metric for a port not in the topology (ignored)
+  size_t skipped = 0;        // histogram and summary samples (ignored)
+};
+
+// Turns one device's scrape into one PortSample per port it reported on.
+class ScrapeMapper {
+ public:
+  ScrapeMapper(const fabric::Topology& topology, const CounterMap& map);
+
+  // Appends to `out`; on a malformed payload returns the parser's error and appends nothing.
+  Status map_prometheus(fabric::DeviceId device, std::string_view body, Time time,
+                        std::vector<PortSample>& out, MapStats* stats = nullptr);
+
+ private:
+  class Sink;
+  const fabric::Topology& topology_;
+  const CounterMap& map_;
+  PromParser parser_;
+  std::vector<int32_t> slot_;  // port -> index in the output being built, -1 if none
+};
+
+}  // namespace medic::telemetry

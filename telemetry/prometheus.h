@@ -1,0 +1,66 @@
+// A strict parser for the Prometheus text exposition format (version 0.0.4): HELP and TYPE
+// lines, label value escapes, optional millisecond timestamps, NaN and +/-Inf. Samples
+// of histogram and summary families are reported with their family's type so callers can
+// skip them. A malformed line fails the whole payload with "line N: what", as Prometheus
+// itself does, so a half-parsed scrape never looks like a healthy one.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/hash.h"
+#include "common/result.h"
+
+namespace medic::telemetry {
+
+enum class MetricType : uint8_t { untyped, counter, gauge, histogram, summary };
+
+struct Label {
+  std::string_view name;
+  std::string_view value;  // unescaped
+};
+
+struct PromSample {
+  std::string_view name;
+  std::span<const Label> labels;
+  double value = 0;
+  bool has_timestamp = false;
+  int64_t timestamp_ms = 0;
+  MetricType type = MetricType::untyped;  // type of the family the sample belongs to
+
+  // Value of a label, or nullptr.
+  const std::string_view* label(std::string_view label_name) const;
+};
+
+class PromSink {
+ public:
+  virtual ~PromSink() = default;
+  virtual void on_sample(const PromSample& s) = 0;
+};
+
+struct PromStats {
+  size_t lines = 0;
+  size_t samples = 0;
+  size_t skipped_histogram_summary = 0;
+};
+
+class PromParser {
+ public:
+  // Calls sink.on_sample for every sample; stops at the first malformed line.
+  Status parse(std::string_view text, PromSink& sink, PromStats* stats = nullptr);
+
+ private:
+  std::vector<Label> labels_;
+  std::vector<std::string> unescaped_;
+  std::vector<uint8_t> needs_unescape_;
+  StringMap<MetricType> types_;
+  StringMap<bool> seen_samples_;  // families that already had samples (TYPE must precede them)
+};
+
+// Parses a sample value as the format allows: decimal or exponent floats, NaN, +Inf, -Inf.
+bool parse_prom_float(std::string_view s, double& out);
+
+}  // namespace medic::telemetry

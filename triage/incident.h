@@ -1,0 +1,40 @@
+// Incidents: what triage makes of findings. One incident per fault, with a class that
+// decides what remediation does and which runbook applies.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/time.h"
+#include "fabric/topology.h"
+
+namespace medic::triage {
+
+enum class IncidentClass : uint8_t {
+  link_flap,
+};
+std::string_view to_string(IncidentClass c);
+std::optional<IncidentClass> parse_incident_class(std::string_view s);
+
+// Lifecycle: detected -> triaged -> mitigated (drained) -> repair_requested -> repaired ->
+// validated -> undrained -> closed; or blocked (drain refused), dismissed, escalated.
+enum class IncidentState : uint8_t {
+  detected,
+  triaged,
+  blocked,
+  mitigated,
+  repair_requested,
+  repaired,
+  validated,
+  undrained,
+  closed,
+  dismissed,
+  escalated,
+};
+std::string_view to_string(IncidentState s);
+std::optional<IncidentState> parse_incident_state(std::string_view s);
+bool is_open(IncidentState s);
+
+}  // namespace medic::triage
