@@ -166,8 +166,11 @@ int cmd_incidents(const DbOption& dbo, bool open_only, const std::string& cls, i
                      {"mitigated_at", time_json(r.mitigated_at)},
                      {"repair_requested_at", time_json(r.repair_requested_at)},
                      {"repaired_at", time_json(r.repaired_at)},
+                     {"validated_at", time_json(r.validated_at)},
                      {"undrained_at", time_json(r.undrained_at)},
-                     {"closed_at", time_json(r.closed_at)}});
+                     {"closed_at", time_json(r.closed_at)},
+                     {"dismissed_at", time_json(r.dismissed_at)},
+                     {"escalated_at", time_json(r.escalated_at)}});
     }
     out << arr.dump(2) << '\n';
     return 0;
@@ -408,6 +411,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
+    // CLI11 checks for a missing subcommand before it complains about words it did not
+    // expect, so "medic fabric chek" would only say "A subcommand is required": name them.
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      if (auto extra = app.remaining(true); !extra.empty()) return app.exit(CLI::ExtrasError(std::move(extra)), out, err);
+    }
     return app.exit(e, out, err);
   }
   try {

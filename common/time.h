@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,11 +37,11 @@ class SimulatedClock final : public Clock {
 };
 
 inline Time from_unix_seconds(double s) {
-  return Time(Duration(static_cast<int64_t>(s * 1e6)));
+  return Time(Duration(std::llround(s * 1e6)));
 }
 inline double to_unix_seconds(Time t) { return t.time_since_epoch().count() / 1e6; }
 inline double seconds(Duration d) { return d.count() / 1e6; }
-inline Duration from_seconds(double s) { return Duration(static_cast<int64_t>(s * 1e6)); }
+inline Duration from_seconds(double s) { return Duration(std::llround(s * 1e6)); }
 
 // 2026-11-21T16:14:03.123456Z
 std::string format_iso8601(Time t);

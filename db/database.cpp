@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <sstream>
@@ -101,17 +102,33 @@ std::string redact_url(const std::string& url) {
   std::string out = url;
   const size_t scheme = out.find("://");
   if (scheme != std::string::npos) {
-    const size_t at = out.find('@', scheme + 3);
-    const size_t colon = out.find(':', scheme + 3);
-    if (at != std::string::npos && colon != std::string::npos && colon < at) {
+    // user:password@ can only come before the path (libpq looks no further than the first
+    // '/'); the last '@' there ends it, so an '@' in the password is covered too.
+    const size_t start = scheme + 3;
+    const size_t end = std::min(out.find('/', start), out.size());
+    const size_t at = out.rfind('@', end);
+    const size_t colon = out.find(':', start);
+    if (at != std::string::npos && at >= start && at < end && colon < at) {
       out.replace(colon + 1, at - colon - 1, "***");
     }
   }
-  const size_t pw = out.find("password=");
-  if (pw != std::string::npos) {
-    size_t end = out.find_first_of(" &", pw);
-    if (end == std::string::npos) end = out.size();
-    out.replace(pw + 9, end - pw - 9, "***");
+  // Key/value and query forms: libpq allows spaces around '=' and a quoted value
+  // ('...' with \' escapes) that may itself hold spaces.
+  for (size_t pw = out.find("password"); pw != std::string::npos; pw = out.find("password", pw + 8)) {
+    size_t v = out.find_first_not_of(' ', pw + 8);
+    if (v == std::string::npos || out[v] != '=') continue;
+    v = out.find_first_not_of(' ', v + 1);
+    if (v == std::string::npos) break;
+    size_t end = v;
+    if (out[v] == '\'') {
+      for (++end; end < out.size() && out[end] != '\''; ++end) {
+        if (out[end] == '\\') ++end;
+      }
+      end = std::min(end + 1, out.size());
+    } else {
+      end = std::min(out.find_first_of(" &#", v), out.size());
+    }
+    out.replace(v, end - v, "***");
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "detectors/flap.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace medic::detectors {
@@ -35,23 +36,26 @@ void FlapDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& 
   if (d.port >= ports_.size()) return;
   PortState& s = ports_[d.port];
   int transitions = 0;
-  if (d.has(Counter::carrier_changes)) {
-    transitions = static_cast<int>(d.get(Counter::carrier_changes));
+  if (d.counters_reset) {
+    // The device restarted its counters: the increases are unknown and the reboot's own
+    // down/up is not the link flapping.
+  } else if (d.has(Counter::carrier_changes)) {
+    transitions = static_cast<int>(std::min(d.get(Counter::carrier_changes), 1e6));
   } else if (d.has(Counter::link_down_events)) {
-    transitions = 2 * static_cast<int>(d.get(Counter::link_down_events));
+    transitions = 2 * static_cast<int>(std::min(d.get(Counter::link_down_events), 1e6));
   } else if (d.has(Counter::oper_up) && s.last_oper >= 0) {
     transitions = (d.get(Counter::oper_up) > 0.5) != (s.last_oper == 1) ? 1 : 0;
   }
   if (d.has(Counter::oper_up)) s.last_oper = d.get(Counter::oper_up) > 0.5 ? 1 : 0;
   expire(s, d.time);
+  // Nothing left in the window: it has been quiet for a whole window, so a new episode
+  // is reported again (checked before adding this delta, which may already flap).
+  if (s.events.empty()) s.reported = false;
   if (transitions > 0) {
     s.events.push_back({d.time, transitions});
     s.in_window += transitions;
   }
-  if (s.in_window < config_.transitions) {
-    if (s.events.empty()) s.reported = false;  // quiet for a whole window: may report again
-    return;
-  }
+  if (s.in_window < config_.transitions) return;
   if (s.reported) return;
   s.reported = true;
   const fabric::Port& port = topology_.port(d.port);

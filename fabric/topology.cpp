@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <unordered_set>
 
 #include "common/strings.h"
 
@@ -167,16 +168,20 @@ std::string Topology::Builder::add_group(std::string name, std::string kind, dou
     return "floor must be in (0, 1], got " + std::to_string(floor);
   }
   if (links.empty()) return "capacity group " + quote(name) + " has no links";
+  // Check every link before recording any: a rejected group must leave no trace on its
+  // links, or the next group (which gets the same id) would look like a duplicate.
+  std::unordered_set<LinkId> seen;
+  for (const LinkId l : links) {
+    assert(l < t_.links_.size());
+    if (!seen.insert(l).second) {
+      return "link " + quote(t_.links_[l].name) + " is listed twice in group " + quote(name);
+    }
+  }
   const auto id = static_cast<GroupId>(t_.groups_.size());
   if (link_groups_.size() < t_.links_.size()) link_groups_.resize(t_.links_.size());
   double total = 0;
   for (const LinkId l : links) {
-    assert(l < t_.links_.size());
-    auto& gs = link_groups_[l];
-    if (!gs.empty() && gs.back() == id) {
-      return "link " + quote(t_.links_[l].name) + " is listed twice in group " + quote(name);
-    }
-    gs.push_back(id);
+    link_groups_[l].push_back(id);
     total += t_.links_[l].speed_gbps;
   }
   t_.group_index_.emplace(name, id);

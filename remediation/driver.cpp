@@ -32,7 +32,8 @@ Result<InterfaceState> JsonRpcDriver::call(const std::string& method, const std:
   }
   std::string last_error;
   double backoff = options_.backoff_s;
-  for (int attempt = 1; attempt <= std::max(1, options_.attempts); ++attempt) {
+  const int attempts = std::max(1, options_.attempts);
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
     if (attempt > 1) {
       std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
       backoff *= 2;
@@ -76,7 +77,7 @@ Result<InterfaceState> JsonRpcDriver::call(const std::string& method, const std:
     }
     return st;
   }
-  return Error{where + ": " + last_error + " (after " + std::to_string(options_.attempts) + " attempts)"};
+  return Error{where + ": " + last_error + " (after " + std::to_string(attempts) + " attempts)"};
 }
 
 Result<InterfaceState> DryRunDriver::drain(const std::string& interface) {

@@ -13,6 +13,16 @@ Executor::Executor(const fabric::Topology& topology, CapacityModel& capacity, Dr
 bool Executor::apply(fabric::LinkId link, bool drain, ActionOutcome& out) {
   const fabric::Link& l = topology_.link(link);
   std::vector<fabric::PortId> done;
+  // Put back the ends already changed so the link is not left half drained.
+  auto rollback = [&] {
+    for (const fabric::PortId q : done) {
+      const fabric::Port& qp = topology_.port(q);
+      auto back = drain ? drivers_.for_device(qp.device)->undrain(qp.name)
+                        : drivers_.for_device(qp.device)->drain(qp.name);
+      out.steps.push_back(std::string("rollback ") + topology_.endpoint_name(q) + " -> " +
+                          (back.ok() ? "ok" : "error: " + back.error()));
+    }
+  };
   int driven = 0;
   for (const fabric::PortId p : {l.a, l.b}) {
     const fabric::Port& port = topology_.port(p);
@@ -24,14 +34,7 @@ bool Executor::apply(fabric::LinkId link, bool drain, ActionOutcome& out) {
     if (!r.ok()) {
       out.error = r.error();
       out.steps.push_back(std::string(drain ? "drain " : "undrain ") + ep + " -> error: " + r.error());
-      // Put back the ends already changed so the link is not left half drained.
-      for (const fabric::PortId q : done) {
-        const fabric::Port& qp = topology_.port(q);
-        auto back = drain ? drivers_.for_device(qp.device)->undrain(qp.name)
-                          : drivers_.for_device(qp.device)->drain(qp.name);
-        out.steps.push_back(std::string("rollback ") + topology_.endpoint_name(q) + " -> " +
-                            (back.ok() ? "ok" : "error: " + back.error()));
-      }
+      rollback();
       return false;
     }
     out.steps.push_back(std::string(drain ? "drain " : "undrain ") + ep + " -> " +
@@ -49,11 +52,13 @@ bool Executor::apply(fabric::LinkId link, bool drain, ActionOutcome& out) {
     const std::string ep = topology_.endpoint_name(p);
     if (!st.ok()) {
       out.error = "verify " + ep + ": " + st.error();
+      rollback();
       return false;
     }
     if (st->drained != drain) {
       out.error = "verify " + ep + ": switch reports " + (st->drained ? "drained" : "undrained") +
                   " after " + (drain ? "drain" : "undrain");
+      rollback();
       return false;
     }
     out.steps.push_back("verify " + ep + " -> " + (st->drained ? "drained" : "undrained"));

@@ -15,7 +15,7 @@ json rpc_error(const json& id, int code, const std::string& message) {
 HttpResponse rpc(FabricSim& sim, fabric::DeviceId device, double t, const HttpRequest& req) {
   const json doc = json::parse(req.body, nullptr, false);
   if (doc.is_discarded()) return HttpResponse::json(200, rpc_error(nullptr, -32700, "parse error").dump());
-  if (!doc.is_object() || doc.value("jsonrpc", "") != "2.0" || !doc.contains("method") ||
+  if (!doc.is_object() || !(doc.contains("jsonrpc") && doc["jsonrpc"] == "2.0") || !doc.contains("method") ||
       !doc["method"].is_string()) {
     return HttpResponse::json(200, rpc_error(doc.is_object() && doc.contains("id") ? doc["id"] : json(nullptr),
                                              -32600, "invalid request")

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "common/strings.h"
@@ -79,10 +80,12 @@ bool parse_prom_float(std::string_view s, double& out) {
   if (body.empty() || body[0] == '+' || body[0] == '-') return false;
   double v = 0;
   const auto [ptr, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
+  if (ptr != body.data() + body.size()) return false;
   if (ec == std::errc::result_out_of_range) {
-    // Go's ParseFloat returns +/-Inf for overflow; follow the reference implementation.
-    v = std::numeric_limits<double>::infinity();
-  } else if (ec != std::errc() || ptr != body.data() + body.size()) {
+    // Go's ParseFloat returns +/-Inf for overflow and rounds underflow to 0; follow the
+    // reference implementation (strtod does both, and the text is a valid decimal here).
+    v = std::strtod(std::string(body).c_str(), nullptr);
+  } else if (ec != std::errc()) {
     return false;
   }
   out = neg ? -v : v;
@@ -155,9 +158,12 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
     const std::string_view name = line.substr(name_begin, i - name_begin);
     labels_.clear();
     needs_unescape_.clear();
-    while (i < line.size() && is_blank(line[i])) ++i;
-    if (i < line.size() && line[i] == '{') {
-      ++i;
+    // Blanks may separate the name from its label set, but without a label set they are
+    // the separator before the value and must stay for the check below.
+    size_t brace = i;
+    while (brace < line.size() && is_blank(line[brace])) ++brace;
+    if (brace < line.size() && line[brace] == '{') {
+      i = brace + 1;
       while (true) {
         while (i < line.size() && is_blank(line[i])) ++i;
         if (i >= line.size()) return fail("unterminated label set of " + std::string(name));
@@ -185,7 +191,10 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
         bool esc = false;
         while (i < line.size() && line[i] != '"') {
           if (line[i] == '\\') {
-            if (i + 1 >= line.size()) break;
+            if (i + 1 >= line.size()) {
+              i = line.size();  // a trailing backslash escapes nothing: unterminated
+              break;
+            }
             const char e = line[i + 1];
             if (e != '\\' && e != '"' && e != 'n') {
               return fail("invalid escape \\" + std::string(1, e) + " in value of label " + std::string(lname));

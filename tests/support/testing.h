@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -79,6 +80,9 @@ class Process {
 std::pair<int, std::string> run_command(const std::string& binary, const std::vector<std::string>& args,
                                         std::chrono::milliseconds timeout = std::chrono::seconds(60),
                                         const std::vector<std::string>& env = {});
+
+// A loopback port nothing listens on (bound, read, closed).
+uint16_t closed_port();
 
 // Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout);

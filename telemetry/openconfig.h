@@ -1,0 +1,34 @@
+// OpenConfig-modelled JSON as a gNMI gateway returns it (JSON_IETF, RFC 7951): module-
+// prefixed names ("openconfig-interfaces:interfaces"), 64-bit counters and decimal64
+// readings as strings, enumerations as strings. The parser streams the document (no DOM)
+// and reports every leaf of an interface or a transceiver component with the interface it
+// belongs to and its path with list keys and module prefixes removed, e.g.
+//   ("Ethernet1", "interfaces/interface/state/counters/in-pkts", "1234")
+//   ("Ethernet1", "components/component/transceiver/physical-channels/channel/state/input-power/instant", "-2.31")
+// A transceiver component is tied to its interface through the interface's
+// state/transceiver leaf (openconfig-platform-transceiver), else by having the interface's
+// name, else by the component's own name.
+#pragma once
+
+#include <string_view>
+
+#include "common/result.h"
+
+namespace medic::telemetry {
+
+class OcSink {
+ public:
+  virtual ~OcSink() = default;
+  // `value` is the leaf's text: a number (as written, quotes removed), or an enum/string.
+  virtual void on_leaf(std::string_view port, std::string_view path, std::string_view value) = 0;
+};
+
+struct OcStats {
+  size_t leaves = 0;         // leaves reported
+  size_t orphan_leaves = 0;  // leaves outside any interface or component (ignored)
+};
+
+// Stops at the first syntax error: "byte N: what".
+Status parse_openconfig(std::string_view json, OcSink& sink, OcStats* stats = nullptr);
+
+}  // namespace medic::telemetry

@@ -1,0 +1,458 @@
+// `medic` commands that read and write the database, run in-process against a fresh
+// PostgreSQL database per test.
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "db/database.h"
+#include "fabric/generator.h"
+#include "tests/support/testing.h"
+
+namespace medic::cli {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using nlohmann::json;
+using triage::IncidentState;
+
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+
+Ran medic(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  Ran r;
+  r.code = run(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// The words of the one table row whose first cells are `first` and `second`.
+std::vector<std::string> row(const std::string& table, const std::string& first, const std::string& second) {
+  std::vector<std::vector<std::string>> found;
+  for (const auto& l : lines_of(table)) {
+    auto w = words(l);
+    if (w.size() >= 2 && w[0] == first && w[1] == second) found.push_back(w);
+  }
+  if (found.size() != 1) return {"<" + std::to_string(found.size()) + " rows for " + first + " " + second + ">"};
+  return found.front();
+}
+
+using medic::testing::closed_port;
+
+triage::IncidentUpdate flap(const fabric::Topology& t, const std::string& link_ref, Time started, Time detected) {
+  triage::IncidentUpdate u;
+  u.link = *t.find_link(link_ref);
+  u.severity = detectors::Severity::critical;
+  u.started_at = started;
+  u.detected_at = detected;
+  u.summary = "8 carrier transitions in 30.0s on " + link_ref;
+  detectors::Finding f;
+  f.link = u.link;
+  f.severity = detectors::Severity::critical;
+  f.port = t.link(u.link).a;
+  f.device = t.port(f.port).device;
+  f.first_seen = started;
+  f.observed_at = detected;
+  f.summary = u.summary;
+  f.evidence = {{"transitions", 8}, {"window_s", 30}, {"threshold", 6}};
+  u.findings.push_back(f);
+  return u;
+}
+
+// A migrated database with the demo inventory.
+class CliDb : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = std::make_unique<db::Database>(tdb_.url());
+    db_->migrate();
+    ASSERT_TRUE(db_->sync_inventory(topo_).ok());
+  }
+  std::string url() const { return tdb_.url(); }
+  std::string name(const std::string& ref) const { return topo_.link(*topo_.find_link(ref)).name; }
+  int64_t open(const std::string& ref, Time started, Time detected) {
+    auto id = db_->open_incident(flap(topo_, ref, started, detected), topo_, detected);
+    if (!id.ok()) throw std::runtime_error(id.error());
+    return *id;
+  }
+  void state(int64_t id, IncidentState s, Time at, const std::string& reason = "") {
+    auto st = db_->set_incident_state(id, s, at, reason);
+    if (!st.ok()) throw std::runtime_error(st.error());
+  }
+
+  // The demo's story at a fixed time: a drained link (1), a refused drain (2), a closed one (3).
+  struct Story {
+    int64_t drained = 0, blocked = 0, closed = 0;
+  };
+  Story story() {
+    const Time t0 = from_unix_seconds(1'800'000'000);  // 2027-01-15T08:00:00Z
+    auto s = [&](double x) { return t0 + from_seconds(x); };
+    Story st;
+    st.drained = open("rtsw0001:eth5", s(0), s(3.5));
+    const remediation::ActionIntent in{st.drained, *topo_.find_link("rtsw0001:eth5"), remediation::ActionKind::drain, s(3.6)};
+    const auto aid = db_->write_intent(in, name("rtsw0001:eth5"));
+    if (!aid.ok()) throw std::runtime_error(aid.error());
+    const auto w = db_->write_result(
+        *aid, in, {true, true, "", {"drain rtsw0001:eth5 -> drained", "verify rtsw0001:eth5 -> drained"}, s(4)},
+        name("rtsw0001:eth5"));
+    if (!w.ok()) throw std::runtime_error(w.error());
+    state(st.drained, IncidentState::mitigated, s(4));
+    state(st.drained, IncidentState::repair_requested, s(4));
+
+    st.blocked = open("rtsw0003:eth7", s(1), s(6));
+    const remediation::ActionIntent ref{st.blocked, *topo_.find_link("rtsw0003:eth7"), remediation::ActionKind::drain, s(6)};
+    const auto r = db_->write_refusal(ref, name("rtsw0003:eth7"), kRefusal);
+    if (!r.ok()) throw std::runtime_error(r.error());
+    state(st.blocked, IncidentState::blocked, s(6), kRefusal);
+
+    st.closed = open("rtsw0002:eth6", s(-100), s(-90));
+    state(st.closed, IncidentState::closed, s(-10));
+    return st;
+  }
+
+  static constexpr const char* kRefusal = "rtsw0003 uplinks would fall to 50.0% < floor 75.0%";
+  testing::TestDatabase tdb_;
+  fabric::Topology topo_ = fabric::generate_clos(*fabric::preset("demo"));
+  std::unique_ptr<db::Database> db_;
+};
+
+TEST(CliDbMigrate, AppliesThenNothingToDo) {
+  testing::TestDatabase tdb;
+  const auto first = medic({"db", "migrate", "--db", tdb.url()});
+  EXPECT_EQ(first.code, 0) << first.err;
+  EXPECT_THAT(first.out, HasSubstr("applied 001_initial\n"));
+  EXPECT_THAT(first.out, HasSubstr("schema at version 1 (1 applied)"));
+  const auto second = medic({"db", "migrate", "--db", tdb.url()});
+  EXPECT_EQ(second.code, 0) << second.err;
+  EXPECT_THAT(second.out, Not(HasSubstr("applied 001_initial")));
+  EXPECT_THAT(second.out, HasSubstr("nothing to do"));
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM schema_migrations"), "1");
+}
+
+TEST(CliDbMigrate, EditedMigrationExitsOne) {
+  testing::TestDatabase tdb;
+  ASSERT_EQ(medic({"db", "migrate", "--db", tdb.url()}).code, 0);
+  tdb.exec("UPDATE schema_migrations SET checksum = 'x'");
+  const auto r = medic({"db", "migrate", "--db", tdb.url()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("migration 001_initial was changed after it was applied"));
+}
+
+TEST(CliDbMigrate, IncidentsBeforeMigrateIsAnError) {
+  testing::TestDatabase tdb;
+  const auto r = medic({"incidents", "--db", tdb.url()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("incidents"));
+  EXPECT_THAT(r.err, HasSubstr("does not exist"));
+}
+
+TEST_F(CliDb, NoIncidents) {
+  const auto r = medic({"incidents", "--db", url()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "no incidents\n");
+  const auto j = medic({"incidents", "--json", "--db", url()});
+  EXPECT_EQ(j.code, 0) << j.err;
+  EXPECT_EQ(json::parse(j.out), json::array());
+}
+
+TEST_F(CliDb, IncidentsTable) {
+  const Story s = story();
+  const auto r = medic({"incidents", "--db", url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto ls = lines_of(r.out);
+  ASSERT_EQ(ls.size(), 4u) << r.out;
+  EXPECT_THAT(words(ls[0]), ElementsAre("ID", "CLASS", "LINK", "STATE", "DETECT", "MITIGATE", "DETECTED", "AT", "DETAIL"));
+  const auto drained = row(r.out, std::to_string(s.drained), "link_flap");
+  ASSERT_GE(drained.size(), 7u) << r.out;
+  EXPECT_EQ(drained[2], "rtsw0001:eth5--ctsw001:eth1");
+  EXPECT_EQ(drained[3], "repair_requested");
+  EXPECT_EQ(drained[4], "3.5s");
+  EXPECT_EQ(drained[5], "500ms");
+  EXPECT_EQ(drained[6], "2027-01-15T08:00:03Z");
+  const auto blocked = row(r.out, std::to_string(s.blocked), "link_flap");
+  ASSERT_GE(blocked.size(), 6u) << r.out;
+  EXPECT_EQ(blocked[2], "rtsw0003:eth7--ctsw003:eth3");
+  EXPECT_EQ(blocked[3], "blocked");
+  EXPECT_EQ(blocked[4], "5.0s");
+  EXPECT_EQ(blocked[5], "-");
+  EXPECT_THAT(r.out, HasSubstr(std::string("drain refused: ") + kRefusal));
+  EXPECT_EQ(row(r.out, std::to_string(s.closed), "link_flap")[3], "closed");
+}
+
+TEST_F(CliDb, IncidentsJson) {
+  const Story s = story();
+  const auto r = medic({"incidents", "--json", "--db", url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[0]["id"], s.drained);
+  EXPECT_EQ(j[0]["class"], "link_flap");
+  EXPECT_EQ(j[0]["state"], "repair_requested");
+  EXPECT_EQ(j[0]["severity"], "critical");
+  EXPECT_EQ(j[0]["link"], "rtsw0001:eth5--ctsw001:eth1");
+  EXPECT_EQ(j[0]["device"], "rtsw0001");
+  EXPECT_TRUE(j[0]["blocked_reason"].is_null());
+  EXPECT_EQ(j[0]["started_at"], "2027-01-15T08:00:00.000000Z");
+  EXPECT_EQ(j[0]["detected_at"], "2027-01-15T08:00:03.500000Z");
+  EXPECT_EQ(j[0]["mitigated_at"], "2027-01-15T08:00:04.000000Z");
+  EXPECT_EQ(j[0]["repair_requested_at"], "2027-01-15T08:00:04.000000Z");
+  EXPECT_TRUE(j[0]["closed_at"].is_null());
+  EXPECT_EQ(j[1]["id"], s.blocked);
+  EXPECT_EQ(j[1]["state"], "blocked");
+  EXPECT_EQ(j[1]["blocked_reason"], kRefusal);
+  EXPECT_TRUE(j[1]["mitigated_at"].is_null());
+  EXPECT_EQ(j[2]["id"], s.closed);
+  EXPECT_EQ(j[2]["closed_at"], "2027-01-15T07:59:50.000000Z");
+}
+
+TEST_F(CliDb, IncidentsFilters) {
+  const Story s = story();
+  auto ids = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"incidents", "--json", "--db", url()});
+    const auto r = medic(args);
+    std::vector<int64_t> out;
+    if (r.code != 0) return std::vector<int64_t>{-r.code};
+    for (const auto& i : json::parse(r.out)) out.push_back(i["id"].get<int64_t>());
+    return out;
+  };
+  EXPECT_THAT(ids({"--open"}), ElementsAre(s.drained, s.blocked));
+  EXPECT_THAT(ids({"--limit", "1"}), ElementsAre(s.drained));
+  EXPECT_THAT(ids({"--class", "link_flap"}), ElementsAre(s.drained, s.blocked, s.closed));
+  EXPECT_TRUE(ids({"--class", "optics"}).empty());
+  const auto text = medic({"incidents", "--open", "--db", url()});
+  EXPECT_EQ(text.code, 0);
+  EXPECT_THAT(text.out, Not(HasSubstr("rtsw0002:eth6")));
+  EXPECT_THAT(text.out, HasSubstr("rtsw0001:eth5"));
+  const auto bad = medic({"incidents", "--limit", "0", "--db", url()});
+  EXPECT_NE(bad.code, 0) << "a limit below 1 is rejected";
+  EXPECT_THAT(bad.err, HasSubstr("--limit"));
+}
+
+TEST_F(CliDb, IncidentShow) {
+  const Story s = story();
+  const auto r = medic({"incidents", "show", std::to_string(s.drained), "--db", url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("incident " + std::to_string(s.drained) + ": link_flap on rtsw0001:eth5--ctsw001:eth1\n"));
+  EXPECT_THAT(r.out, HasSubstr("state:     repair_requested\n"));
+  EXPECT_THAT(r.out, HasSubstr("severity:  critical\n"));
+  EXPECT_THAT(r.out, HasSubstr("  detected          2027-01-15T08:00:03.500000Z\n"));
+  EXPECT_THAT(r.out, HasSubstr("  mitigated         2027-01-15T08:00:04.000000Z\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("  closed")));
+  EXPECT_THAT(r.out, HasSubstr("findings (1):\n  2027-01-15T08:00:03.500000Z  link_flap  8 carrier transitions in 30.0s on rtsw0001:eth5\n"));
+  EXPECT_THAT(r.out, HasSubstr("actions (1):\n"));
+  EXPECT_THAT(r.out, HasSubstr(" drain rtsw0001:eth5--ctsw001:eth1: succeeded\n"));
+  EXPECT_THAT(r.out, HasSubstr("      drain rtsw0001:eth5 -> drained\n      verify rtsw0001:eth5 -> drained\n"));
+
+  // --db may also come before the subcommand.
+  const auto b = medic({"incidents", "--db", url(), "show", std::to_string(s.blocked)});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_THAT(b.out, HasSubstr(std::string("state:     blocked (") + kRefusal + ")\n"));
+  EXPECT_THAT(b.out, HasSubstr(std::string(" drain rtsw0003:eth7--ctsw003:eth3: refused (") + kRefusal + ")\n"));
+}
+
+TEST_F(CliDb, IncidentShowJson) {
+  const Story s = story();
+  const auto r = medic({"incidents", "show", std::to_string(s.drained), "--json", "--db", url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["id"], s.drained);
+  EXPECT_EQ(j["state"], "repair_requested");
+  ASSERT_EQ(j["findings"].size(), 1u);
+  EXPECT_EQ(j["findings"][0]["port"], "eth5");
+  EXPECT_EQ(j["findings"][0]["evidence"]["transitions"], 8);
+  ASSERT_EQ(j["actions"].size(), 1u);
+  EXPECT_EQ(j["actions"][0]["state"], "succeeded");
+  EXPECT_EQ(j["actions"][0]["steps"], json({"drain rtsw0001:eth5 -> drained", "verify rtsw0001:eth5 -> drained"}));
+  EXPECT_EQ(j["actions"][0]["intent_at"], "2027-01-15T08:00:03.600000Z");
+  EXPECT_EQ(j["actions"][0]["result_at"], "2027-01-15T08:00:04.000000Z");
+}
+
+TEST_F(CliDb, IncidentShowUnknownId) {
+  story();
+  const auto r = medic({"incidents", "show", "999", "--db", url()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("no incident with id 999"));
+}
+
+// Incidents placed relative to the wall clock, since `slo report` judges open stages at
+// the time it runs. Every verdict below is far from its threshold.
+TEST_F(CliDb, SloReport) {
+  const Time now = SystemClock().now();
+  auto ago = [&](double s) { return now - from_seconds(s); };
+  // 1: detect 10s (met), mitigate 20s (met), closed.
+  const int64_t i1 = open("rtsw0001:eth5", ago(3000), ago(2990));
+  state(i1, IncidentState::mitigated, ago(2970));
+  state(i1, IncidentState::closed, ago(2000));
+  // 2: detect 90s (missed), mitigate 300s (missed), still open: repair pending.
+  const int64_t i2 = open("rtsw0002:eth5", ago(7200), ago(7110));
+  state(i2, IncidentState::mitigated, ago(6810));
+  // 3: detect 10s (met), mitigation not done after 20s of 120s: pending.
+  open("rtsw0003:eth5", ago(30), ago(20));
+  // 4: detect 5s (met), mitigation not done after 600s: missed though not finished.
+  const int64_t i4 = open("rtsw0004:eth5", ago(605), ago(600));
+
+  const auto j = medic({"slo", "report", "--json", "--db", url()});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const json rep = json::parse(j.out);
+  ASSERT_EQ(rep.size(), 4u);
+  auto counts = [&](size_t k) {
+    return std::vector<int>{rep[k]["met"].get<int>(), rep[k]["missed"].get<int>(), rep[k]["pending"].get<int>()};
+  };
+  EXPECT_EQ(rep[0]["stage"], "detect");
+  EXPECT_THAT(counts(0), ElementsAre(3, 1, 0));
+  EXPECT_EQ(rep[0]["breaches"], json({i2}));
+  EXPECT_DOUBLE_EQ(rep[0]["share_met"].get<double>(), 0.75);
+  EXPECT_EQ(rep[0]["objective_met"], false);
+  EXPECT_DOUBLE_EQ(rep[0]["target_s"].get<double>(), 60);
+  EXPECT_DOUBLE_EQ(rep[0]["max_s"].get<double>(), 90);
+  EXPECT_EQ(rep[1]["stage"], "mitigate");
+  EXPECT_THAT(counts(1), ElementsAre(1, 2, 1));
+  EXPECT_EQ(rep[1]["breaches"], json({i2, i4}));
+  EXPECT_DOUBLE_EQ(rep[1]["p50_s"].get<double>(), 20);
+  EXPECT_DOUBLE_EQ(rep[1]["max_s"].get<double>(), 300);
+  EXPECT_EQ(rep[2]["stage"], "repair");
+  EXPECT_THAT(counts(2), ElementsAre(0, 0, 1));
+  EXPECT_EQ(rep[2]["objective_met"], true);
+  EXPECT_TRUE(rep[2]["p50_s"].is_null());
+  EXPECT_EQ(rep[3]["stage"], "restore");
+  EXPECT_THAT(counts(3), ElementsAre(0, 0, 0));
+
+  const auto t = medic({"slo", "report", "--db", url()});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("SLO report over 4 incidents (each stage timed from the previous one)\n"));
+  EXPECT_THAT(row(t.out, "link_flap", "detect"),
+              ElementsAre("link_flap", "detect", "1m00s", "3", "1", "0", "75.0%", "99.0%", "BREACHED", "10.0s",
+                          "1m30s", "1m30s"));
+  EXPECT_THAT(row(t.out, "link_flap", "mitigate"),
+              ElementsAre("link_flap", "mitigate", "2m00s", "1", "2", "1", "33.3%", "99.0%", "BREACHED", "20.0s",
+                          "5m00s", "5m00s"));
+  EXPECT_THAT(row(t.out, "link_flap", "repair"),
+              ElementsAre("link_flap", "repair", "2d00h", "0", "0", "1", "-", "95.0%", "-", "-", "-"));
+  EXPECT_THAT(row(t.out, "link_flap", "restore"),
+              ElementsAre("link_flap", "restore", "1h00m", "0", "0", "0", "-", "99.0%", "-", "-", "-"));
+
+  // Only the last hour: incident 2 drops out and detect is all met.
+  const auto h = medic({"slo", "report", "--since-hours", "1", "--json", "--db", url()});
+  ASSERT_EQ(h.code, 0) << h.err;
+  const json hr = json::parse(h.out);
+  EXPECT_EQ(hr[0]["met"], 3);
+  EXPECT_EQ(hr[0]["missed"], 0);
+  EXPECT_EQ(hr[0]["objective_met"], true);
+  const auto ht = medic({"slo", "report", "--since-hours", "1", "--db", url()});
+  EXPECT_THAT(ht.out, HasSubstr("SLO report over 3 incidents since "));
+  EXPECT_THAT(row(ht.out, "link_flap", "detect"), ::testing::Contains("ok"));
+}
+
+TEST_F(CliDb, SloReportEmpty) {
+  const auto r = medic({"slo", "report", "--db", url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("SLO report over 0 incidents"));
+  EXPECT_THAT(row(r.out, "link_flap", "detect"),
+              ElementsAre("link_flap", "detect", "1m00s", "0", "0", "0", "-", "99.0%", "-", "-", "-"));
+}
+
+TEST_F(CliDb, SloTargets) {
+  const auto r = medic({"slo", "targets", "--db", url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto ls = lines_of(r.out);
+  ASSERT_EQ(ls.size(), 5u) << r.out;
+  EXPECT_THAT(words(ls[0]), ElementsAre("CLASS", "STAGE", "TARGET", "OBJECTIVE"));
+  EXPECT_THAT(words(ls[1]), ElementsAre("link_flap", "detect", "1m00s", "99.0%"));
+  EXPECT_THAT(words(ls[2]), ElementsAre("link_flap", "mitigate", "2m00s", "99.0%"));
+  EXPECT_THAT(words(ls[3]), ElementsAre("link_flap", "repair", "2d00h", "95.0%"));
+  EXPECT_THAT(words(ls[4]), ElementsAre("link_flap", "restore", "1h00m", "99.0%"));
+}
+
+TEST_F(CliDb, SloSet) {
+  const auto r = medic({"slo", "set", "link_flap", "detect", "30", "--db", url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "link_flap detect: target 30.0s, objective 99.0%\n");
+  EXPECT_THAT(row(medic({"slo", "targets", "--db", url()}).out, "link_flap", "detect"),
+              ElementsAre("link_flap", "detect", "30.0s", "99.0%"));
+  const auto o = medic({"slo", "set", "link_flap", "mitigate", "90", "--objective", "0.9", "--db", url()});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(row(medic({"slo", "targets", "--db", url()}).out, "link_flap", "mitigate"),
+              ElementsAre("link_flap", "mitigate", "1m30s", "90.0%"));
+  EXPECT_EQ(tdb_.scalar("SELECT count(*) FROM slo_targets"), "4");
+}
+
+TEST_F(CliDb, SloSetRejectsBadInput) {
+  const auto stage = medic({"slo", "set", "link_flap", "detection", "30", "--db", url()});
+  EXPECT_EQ(stage.code, 2);
+  EXPECT_THAT(stage.err, HasSubstr("unknown stage \"detection\""));
+  const auto zero = medic({"slo", "set", "link_flap", "detect", "0", "--db", url()});
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_THAT(zero.err, HasSubstr("target must be a positive number of seconds"));
+  const auto obj = medic({"slo", "set", "link_flap", "detect", "30", "--objective", "1.5", "--db", url()});
+  EXPECT_EQ(obj.code, 2);
+  EXPECT_THAT(obj.err, HasSubstr("--objective"));
+  // Nothing changed.
+  EXPECT_EQ(tdb_.scalar("SELECT target_seconds FROM slo_targets WHERE stage = 'detect'"), "60");
+}
+
+TEST(CliDbConnect, UnreachableDatabaseExitsOne) {
+  const std::string url = "postgresql://medic:s3cret-pw@127.0.0.1:" + std::to_string(closed_port()) + "/medic";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"db", "migrate"}, {"incidents"}, {"incidents", "show", "1"}, {"slo", "report"},
+        {"slo", "targets"}, {"slo", "set", "link_flap", "detect", "30"}}) {
+    auto a = args;
+    a.push_back("--db");
+    a.push_back(url);
+    const auto r = medic(a);
+    EXPECT_EQ(r.code, 1) << args.front();
+    EXPECT_THAT(r.err, HasSubstr("cannot connect to PostgreSQL at postgresql://medic:***@127.0.0.1:"));
+    EXPECT_THAT(r.err, Not(HasSubstr("s3cret-pw")));
+  }
+}
+
+TEST(CliDbConnect, DatabaseFromEnvironment) {
+  testing::TestDatabase tdb;  // made before the environment is changed
+  const char* old = std::getenv("MEDIC_DB_URL");
+  const std::string saved = old ? old : "";
+  ::unsetenv("MEDIC_DB_URL");
+  const auto none = medic({"incidents"});
+  ::setenv("MEDIC_DB_URL", tdb.url().c_str(), 1);
+  const auto migrated = medic({"db", "migrate"});
+  const auto listed = medic({"incidents"});
+  if (old) {
+    ::setenv("MEDIC_DB_URL", saved.c_str(), 1);
+  } else {
+    ::unsetenv("MEDIC_DB_URL");
+  }
+  EXPECT_EQ(none.code, 2);
+  EXPECT_THAT(none.err, HasSubstr("no database: pass --db URL or set MEDIC_DB_URL"));
+  EXPECT_EQ(migrated.code, 0) << migrated.err;
+  EXPECT_THAT(migrated.out, HasSubstr("applied 001_initial"));
+  EXPECT_EQ(listed.code, 0) << listed.err;
+  EXPECT_EQ(listed.out, "no incidents\n");
+}
+
+}  // namespace
+}  // namespace medic::cli

@@ -1,0 +1,219 @@
+#include "sim/fabric_sim.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "fabric/generator.h"
+#include "telemetry/prometheus.h"
+
+namespace medic::sim {
+namespace {
+
+class FabricSimTest : public ::testing::Test {
+ protected:
+  fabric::PortId port(const std::string& dev, const std::string& name) { return *topo.find_port(dev, name); }
+  fabric::DeviceId device(const std::string& name) { return *topo.find_device(name); }
+
+  fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
+  FabricSim sim{topo};
+  fabric::LinkId uplink = *topo.find_link("rtsw0001:eth5");
+  fabric::PortId a = port("rtsw0001", "eth5");
+  fabric::PortId b = port("ctsw001", "eth1");
+};
+
+TEST_F(FabricSimTest, UplinkEndsArePeers) {
+  EXPECT_EQ(topo.link(uplink).a, a);
+  EXPECT_EQ(topo.link(uplink).b, b);
+  EXPECT_EQ(topo.peer(a), b);
+}
+
+TEST_F(FabricSimTest, CountersGrowWithTimeOnAnUpLink) {
+  const PortCounters c0 = sim.counters(a, 0.0);
+  EXPECT_EQ(c0.tx_packets, 0);
+  const PortCounters c1 = sim.counters(a, 1.0);
+  const PortCounters c2 = sim.counters(a, 2.0);
+  EXPECT_GT(c1.tx_packets, 0);
+  EXPECT_GT(c1.rx_packets, 0);
+  EXPECT_GT(c2.tx_packets, c1.tx_packets);
+  EXPECT_GT(c2.rx_packets, c1.rx_packets);
+  EXPECT_GT(c2.tx_bytes, c1.tx_bytes);
+  EXPECT_GT(c2.rx_bytes, c1.rx_bytes);
+  EXPECT_DOUBLE_EQ(c2.tx_bytes, c2.tx_packets * 4096);
+  EXPECT_TRUE(c2.oper_up);
+  EXPECT_FALSE(c2.drained);
+  EXPECT_EQ(c2.carrier_changes, 0);
+  EXPECT_EQ(c2.rx_errors, 0);  // a clean link never shows errors
+  // 400G at 25..60% utilisation in 4096-byte packets, for two seconds.
+  const double pps_max = 400e9 * 0.6 / (8 * 4096);
+  EXPECT_LE(c2.tx_packets, 2 * pps_max);
+  EXPECT_GE(c2.tx_packets, 2 * 400e9 * 0.25 / (8 * 4096) - 2);
+  // Asking again for the same time changes nothing.
+  EXPECT_EQ(sim.counters(a, 2.0).tx_packets, c2.tx_packets);
+}
+
+TEST_F(FabricSimTest, WhatOneEndSendsTheOtherReceives) {
+  const PortCounters ca = sim.counters(a, 5.0);
+  const PortCounters cb = sim.counters(b, 5.0);
+  EXPECT_EQ(ca.tx_packets, cb.rx_packets);
+  EXPECT_EQ(cb.tx_packets, ca.rx_packets);
+}
+
+TEST_F(FabricSimTest, SameSeedSameCounters) {
+  FabricSim other(topo);
+  EXPECT_EQ(other.counters(a, 3.0).tx_packets, sim.counters(a, 3.0).tx_packets);
+  FabricSim seeded(topo, 99);
+  EXPECT_NE(seeded.counters(a, 3.0).tx_packets, sim.counters(a, 3.0).tx_packets);
+}
+
+TEST_F(FabricSimTest, LinkDrainedAtBothEndsCarriesNoTraffic) {
+  EXPECT_TRUE(sim.carries_traffic(uplink));
+  ASSERT_TRUE(sim.set_drained(device("rtsw0001"), "eth5", true, 1.0).ok());
+  ASSERT_TRUE(sim.set_drained(device("ctsw001"), "eth1", true, 1.0).ok());
+  EXPECT_FALSE(sim.carries_traffic(uplink));
+  EXPECT_TRUE(sim.link_up(uplink));
+  const PortCounters a1 = sim.counters(a, 1.0), b1 = sim.counters(b, 1.0);
+  EXPECT_GT(a1.tx_packets, 0);
+  const PortCounters a2 = sim.counters(a, 10.0), b2 = sim.counters(b, 10.0);
+  EXPECT_EQ(a2.tx_packets, a1.tx_packets);
+  EXPECT_EQ(a2.rx_packets, a1.rx_packets);
+  EXPECT_EQ(b2.tx_packets, b1.tx_packets);
+  EXPECT_EQ(b2.rx_packets, b1.rx_packets);
+  EXPECT_TRUE(a2.drained);
+  EXPECT_TRUE(b2.drained);
+  EXPECT_TRUE(a2.oper_up);  // drained, not down
+
+  // Undrain: traffic resumes.
+  ASSERT_TRUE(sim.set_drained(device("rtsw0001"), "eth5", false, 10.0).ok());
+  ASSERT_TRUE(sim.set_drained(device("ctsw001"), "eth1", false, 10.0).ok());
+  EXPECT_TRUE(sim.carries_traffic(uplink));
+  EXPECT_GT(sim.counters(a, 11.0).tx_packets, a2.tx_packets);
+  EXPECT_GT(sim.counters(b, 11.0).tx_packets, b2.tx_packets);
+}
+
+TEST_F(FabricSimTest, DrainingOneEndStopsThatDirectionOnly) {
+  ASSERT_TRUE(sim.set_drained(device("rtsw0001"), "eth5", true, 1.0).ok());
+  EXPECT_TRUE(sim.carries_traffic(uplink));
+  const PortCounters a1 = sim.counters(a, 1.0), b1 = sim.counters(b, 1.0);
+  const PortCounters a2 = sim.counters(a, 4.0), b2 = sim.counters(b, 4.0);
+  EXPECT_EQ(a2.tx_packets, a1.tx_packets);  // drained end sends nothing
+  EXPECT_EQ(b2.rx_packets, b1.rx_packets);  // ... so its peer receives nothing
+  EXPECT_GT(b2.tx_packets, b1.tx_packets);  // the other direction still flows
+  EXPECT_GT(a2.rx_packets, a1.rx_packets);
+  EXPECT_FALSE(b2.drained);
+}
+
+TEST_F(FabricSimTest, DrainIsIdempotentAndReturnsThePortState) {
+  auto r = sim.set_drained(device("rtsw0001"), "eth5", true, 1.0);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->drained);
+  r = sim.set_drained(device("rtsw0001"), "eth5", true, 2.0);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->drained);
+  auto st = sim.state(device("rtsw0001"), "eth5", 2.0);
+  ASSERT_TRUE(st.ok());
+  EXPECT_TRUE(st->drained);
+  EXPECT_FALSE(sim.state(device("rtsw0001"), "eth6", 2.0)->drained);
+}
+
+TEST_F(FabricSimTest, SetLinkUpTogglesOperAndCountsCarrierChangesOnBothEnds) {
+  sim.set_link_up(uplink, false, 2.0);
+  EXPECT_FALSE(sim.link_up(uplink));
+  EXPECT_FALSE(sim.carries_traffic(uplink));
+  PortCounters ca = sim.counters(a, 2.0), cb = sim.counters(b, 2.0);
+  EXPECT_FALSE(ca.oper_up);
+  EXPECT_FALSE(cb.oper_up);
+  EXPECT_EQ(ca.carrier_changes, 1);
+  EXPECT_EQ(cb.carrier_changes, 1);
+  EXPECT_LT(ca.rx_power_dbm, -30);  // dark fibre
+
+  // Setting the same state again is not a carrier change.
+  sim.set_link_up(uplink, false, 3.0);
+  EXPECT_EQ(sim.counters(a, 3.0).carrier_changes, 1);
+  // No traffic while down.
+  const PortCounters down_later = sim.counters(a, 6.0);
+  EXPECT_EQ(down_later.tx_packets, ca.tx_packets);
+  EXPECT_EQ(down_later.rx_packets, ca.rx_packets);
+
+  sim.set_link_up(uplink, true, 6.0);
+  EXPECT_TRUE(sim.link_up(uplink));
+  ca = sim.counters(a, 6.0);
+  cb = sim.counters(b, 6.0);
+  EXPECT_TRUE(ca.oper_up);
+  EXPECT_TRUE(cb.oper_up);
+  EXPECT_EQ(ca.carrier_changes, 2);
+  EXPECT_EQ(cb.carrier_changes, 2);
+  EXPECT_GT(ca.rx_power_dbm, -30);
+  EXPECT_GT(sim.counters(a, 7.0).tx_packets, ca.tx_packets);
+  // Other links are untouched.
+  EXPECT_EQ(sim.counters(port("rtsw0001", "eth6"), 7.0).carrier_changes, 0);
+}
+
+TEST_F(FabricSimTest, UnknownInterfaceIsAnError) {
+  auto r = sim.set_drained(device("rtsw0001"), "eth99", true, 1.0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "unknown interface \"eth99\" on rtsw0001");
+  auto s = sim.state(device("ctsw002"), "bogus", 1.0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error(), "unknown interface \"bogus\" on ctsw002");
+}
+
+// Collects every sample as "name|label=value" -> value.
+class CollectSink final : public telemetry::PromSink {
+ public:
+  void on_sample(const telemetry::PromSample& s) override {
+    std::string key(s.name);
+    for (const auto& l : s.labels) key += "|" + std::string(l.name) + "=" + std::string(l.value);
+    values[key] = s.value;
+    names.insert(std::string(s.name));
+    if (const auto* d = s.label("device")) devices.insert(std::string(*d));
+    if (const auto* i = s.label("interface")) interfaces.insert(std::string(*i));
+    types[std::string(s.name)] = s.type;
+  }
+  std::map<std::string, double> values;
+  std::set<std::string> names, devices, interfaces;
+  std::map<std::string, telemetry::MetricType> types;
+};
+
+TEST_F(FabricSimTest, PrometheusRenderingParsesAndCoversEveryPort) {
+  sim.set_link_up(*topo.find_link("rtsw0001:eth6"), false, 1.0);
+  const std::string text = sim.render_prometheus(device("rtsw0001"), 5.0);
+  telemetry::PromParser parser;
+  CollectSink sink;
+  telemetry::PromStats stats;
+  const Status st = parser.parse(text, sink, &stats);
+  ASSERT_TRUE(st.ok()) << st.error();
+
+  std::set<std::string> expected;
+  for (const fabric::PortId p : topo.ports_of(device("rtsw0001"))) expected.insert(topo.port(p).name);
+  ASSERT_EQ(expected.size(), 8u);
+  EXPECT_EQ(sink.devices, expected);
+  EXPECT_EQ(sink.interfaces, expected);
+  // 10 interface families + temperature one sample per port, 3 lane families x 4 lanes.
+  EXPECT_EQ(stats.samples, 8u * (10 + 1 + 3 * 4));
+  for (const char* family : {"node_network_up", "node_network_carrier_changes_total",
+                             "node_network_receive_packets_total", "node_network_transmit_packets_total",
+                             "node_network_receive_bytes_total", "node_network_transmit_bytes_total",
+                             "node_network_receive_errs_total", "node_network_transmit_errs_total",
+                             "node_network_receive_drop_total", "node_network_transmit_drop_total",
+                             "optics_rx_power_dbm", "optics_tx_power_dbm", "optics_temperature_celsius",
+                             "optics_laser_bias_milliamps"}) {
+    EXPECT_EQ(sink.names.count(family), 1u) << family;
+  }
+  EXPECT_EQ(sink.types["node_network_transmit_packets_total"], telemetry::MetricType::counter);
+  EXPECT_EQ(sink.types["node_network_up"], telemetry::MetricType::gauge);
+
+  EXPECT_EQ(sink.values["node_network_up|device=eth5"], 1);
+  EXPECT_EQ(sink.values["node_network_up|device=eth6"], 0);
+  EXPECT_EQ(sink.values["node_network_carrier_changes_total|device=eth6"], 1);
+  const PortCounters c5 = sim.counters(a, 5.0);
+  EXPECT_EQ(sink.values["node_network_transmit_packets_total|device=eth5"], c5.tx_packets);
+  EXPECT_EQ(sink.values["node_network_receive_bytes_total|device=eth5"], c5.rx_bytes);
+  EXPECT_EQ(sink.values.count("optics_rx_power_dbm|interface=eth5|lane=4"), 1u);
+  EXPECT_LT(sink.values["optics_rx_power_dbm|interface=eth6|lane=1"], -30);
+}
+
+}  // namespace
+}  // namespace medic::sim

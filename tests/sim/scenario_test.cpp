@@ -1,0 +1,174 @@
+#include "sim/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fabric/generator.h"
+#include "tests/support/testing.h"
+
+namespace medic::sim {
+namespace {
+
+class ScenarioTest : public ::testing::Test {
+ protected:
+  // The message of the ScenarioError that parsing `text` throws ("" if none).
+  std::string error_of(const std::string& text) {
+    try {
+      parse_scenario(text, "s.json", topo);
+    } catch (const ScenarioError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
+  fabric::LinkId l1 = *topo.find_link("rtsw0001:eth5");
+  fabric::LinkId l2 = *topo.find_link("rtsw0002:eth5--ctsw001:eth2");
+};
+
+TEST_F(ScenarioTest, ValidScenarioGivesSortedEvents) {
+  const Scenario s = parse_scenario(R"({
+    "comment": "two faults",
+    "faults": [
+      {"kind": "flap", "link": "rtsw0001:eth5", "at_s": 10, "count": 3, "period_s": 2, "down_s": 0.5},
+      {"kind": "down", "link": "rtsw0002:eth5--ctsw001:eth2", "at_s": 1, "duration_s": 4, "comment": "optic"}
+    ]})",
+                                    "s.json", topo);
+  ASSERT_EQ(s.faults.size(), 2u);
+  EXPECT_EQ(s.faults[0].kind, FaultKind::flap);
+  EXPECT_EQ(s.faults[0].link, l1);
+  EXPECT_EQ(s.faults[0].count, 3);
+  EXPECT_DOUBLE_EQ(s.faults[0].period_s, 2);
+  EXPECT_DOUBLE_EQ(s.faults[0].down_s, 0.5);
+  EXPECT_EQ(s.faults[1].kind, FaultKind::down);
+  EXPECT_EQ(s.faults[1].link, l2);
+  EXPECT_DOUBLE_EQ(s.faults[1].duration_s, 4);
+
+  const auto ev = s.events();
+  ASSERT_EQ(ev.size(), 3u * 2 + 2);
+  const double times[] = {1, 5, 10, 10.5, 12, 12.5, 14, 14.5};
+  const bool ups[] = {false, true, false, true, false, true, false, true};
+  for (size_t i = 0; i < ev.size(); ++i) {
+    EXPECT_DOUBLE_EQ(ev[i].at_s, times[i]) << i;
+    EXPECT_EQ(ev[i].up, ups[i]) << i;
+    EXPECT_EQ(ev[i].link, i < 2 ? l2 : l1) << i;
+  }
+}
+
+TEST_F(ScenarioTest, FlapDefaultsAndDownWithoutDuration) {
+  const Scenario s = parse_scenario(R"({"faults": [
+      {"kind": "down", "link": "rtsw0002:eth5", "at_s": 3},
+      {"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0, "count": 2}]})",
+                                    "s.json", topo);
+  ASSERT_EQ(s.faults.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.faults[1].period_s, 1.0);
+  EXPECT_DOUBLE_EQ(s.faults[1].down_s, 0.2);
+  EXPECT_DOUBLE_EQ(s.faults[0].duration_s, 0);
+  const auto ev = s.events();
+  ASSERT_EQ(ev.size(), 2u * 2 + 1);
+  // A down without duration stays down: one event, at 3 s, down.
+  int downs_of_l2 = 0;
+  for (const auto& e : ev) {
+    if (e.link == l2) {
+      ++downs_of_l2;
+      EXPECT_FALSE(e.up);
+      EXPECT_DOUBLE_EQ(e.at_s, 3);
+    }
+  }
+  EXPECT_EQ(downs_of_l2, 1);
+  for (size_t i = 1; i < ev.size(); ++i) EXPECT_LE(ev[i - 1].at_s, ev[i].at_s);
+  EXPECT_DOUBLE_EQ(ev[0].at_s, 0);
+  EXPECT_DOUBLE_EQ(ev[1].at_s, 0.2);
+}
+
+TEST_F(ScenarioTest, ShortPeriodShortensDefaultDown) {
+  const Scenario s = parse_scenario(
+      R"({"faults": [{"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0, "count": 1, "period_s": 0.1}]})", "s.json",
+      topo);
+  EXPECT_DOUBLE_EQ(s.faults[0].down_s, 0.05);
+}
+
+TEST_F(ScenarioTest, EmptyFaultListIsValid) {
+  const Scenario s = parse_scenario(R"({"faults": []})", "s.json", topo);
+  EXPECT_TRUE(s.faults.empty());
+  EXPECT_TRUE(s.events().empty());
+}
+
+TEST_F(ScenarioTest, ErrorsNameTheFileAndJsonPath) {
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "down", "link": "rtsw0001:eth5", "at_s": 0},
+                                     {"kind": "down", "link": "nope:eth1", "at_s": 0}]})"),
+            "s.json: $.faults[1].link: unknown link \"nope:eth1\"");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "melt", "link": "rtsw0001:eth5", "at_s": 0}]})"),
+            "s.json: $.faults[0].kind: unknown fault kind \"melt\" (expected flap or down)");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": 3, "link": "rtsw0001:eth5", "at_s": 0}]})"),
+            "s.json: $.faults[0].kind: expected \"flap\" or \"down\"");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0, "count": 0}]})"),
+            "s.json: $.faults[0].count: expected a whole number of flaps from 1 to 100000");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0, "count": 2.5}]})"),
+            "s.json: $.faults[0].count: expected a whole number of flaps from 1 to 100000");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0, "count": "3"}]})"),
+            "s.json: $.faults[0].count: expected a non-negative number, got \"3\"");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0}]})"),
+            "s.json: $.faults[0]: missing required key \"count\"");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0, "count": 2,
+                                     "period_s": 1, "down_s": 1}]})"),
+            "s.json: $.faults[0].down_s: must be positive and shorter than period_s");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0, "count": 2,
+                                     "period_s": 1, "down_s": 2}]})"),
+            "s.json: $.faults[0].down_s: must be positive and shorter than period_s");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0, "count": 2,
+                                     "period_s": 0}]})"),
+            "s.json: $.faults[0].period_s: must be positive");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "down", "link": "rtsw0001:eth5", "at_s": -1}]})"),
+            "s.json: $.faults[0].at_s: expected a non-negative number, got -1");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "down", "link": "rtsw0001:eth5"}]})"),
+            "s.json: $.faults[0]: missing required key \"at_s\"");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "down", "link": 7, "at_s": 0}]})"),
+            "s.json: $.faults[0].link: expected a link name or \"device:port\"");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "down", "link": "rtsw0001:eth5", "at_s": 0, "colour": "red"}]})"),
+            "s.json: $.faults[0]: unknown key \"colour\"");
+  EXPECT_EQ(error_of(R"({"fault": []})"), "s.json: $: unknown key \"fault\"");
+  EXPECT_EQ(error_of(R"({"comment": "no faults"})"), "s.json: $.faults: expected an array of faults");
+  EXPECT_EQ(error_of(R"({"faults": {}})"), "s.json: $.faults: expected an array of faults");
+  EXPECT_EQ(error_of(R"([1, 2])"), "s.json: $: expected an object with \"faults\"");
+  EXPECT_EQ(error_of(R"({"faults": [42]})"), "s.json: $.faults[0]: expected an object");
+}
+
+TEST_F(ScenarioTest, InvalidJsonIsAScenarioError) {
+  const std::string e = error_of(R"({"faults": [)");
+  EXPECT_EQ(e.rfind("s.json: invalid JSON: ", 0), 0u) << e;
+  EXPECT_EQ(error_of("").rfind("s.json: invalid JSON: ", 0), 0u);
+}
+
+TEST_F(ScenarioTest, LoadsFileAndReportsAMissingOne) {
+  testing::TempDir dir;
+  const std::string path = dir.file("sc.json");
+  testing::write_file(path, R"({"faults": [{"kind": "down", "link": "rtsw0001:eth5", "at_s": 2}]})");
+  const Scenario s = load_scenario_file(path, topo);
+  ASSERT_EQ(s.faults.size(), 1u);
+  EXPECT_EQ(s.faults[0].link, l1);
+
+  testing::write_file(path, R"({"faults": [{"kind": "down", "link": "x", "at_s": 2}]})");
+  try {
+    load_scenario_file(path, topo);
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": $.faults[0].link: unknown link \"x\"");
+  }
+  try {
+    load_scenario_file(dir.file("missing.json"), topo);
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.file("missing.json") + ": cannot open");
+  }
+}
+
+TEST_F(ScenarioTest, ShippedDemoScenarioFitsTheDemoFabric) {
+  const Scenario s = load_scenario_file(testing::source_dir() + "/sim/scenarios/demo.json", topo);
+  ASSERT_EQ(s.faults.size(), 3u);
+  EXPECT_EQ(s.events().size(), 1u + 5 * 2 + 5 * 2);
+}
+
+}  // namespace
+}  // namespace medic::sim
