@@ -1,4 +1,5 @@
 #include "remediation/driver.h"
+#include "tests/support/testing.h"
 
 #include <gtest/gtest.h>
 
