@@ -58,4 +58,20 @@ std::string quote(std::string_view s) {
   return out;
 }
 
+std::optional<std::pair<std::string, uint16_t>> parse_host_port(std::string_view s) {
+  const size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == s.size()) return std::nullopt;
+  std::string_view host = s.substr(0, colon);
+  const std::string_view port = s.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (port.size() > 5) return std::nullopt;
+  unsigned value = 0;
+  for (const char c : port) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (value > 65535) return std::nullopt;
+  return std::make_pair(std::string(host), static_cast<uint16_t>(value));
+}
+
 }  // namespace medic

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -13,5 +16,9 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string format_percent(double fraction);
 // Quote for messages: "name" with control characters escaped.
 std::string quote(std::string_view s);
+
+// "127.0.0.1:8080" -> {"127.0.0.1", 8080}; "[::1]:80" -> {"::1", 80}. nullopt when the port is
+// missing, not a number, or above 65535.
+std::optional<std::pair<std::string, uint16_t>> parse_host_port(std::string_view s);
 
 }  // namespace medic

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "common/strings.h"
+
 #ifndef MEDIC_DATA_DIR
 #define MEDIC_DATA_DIR "data"
 #endif
@@ -21,6 +23,9 @@ DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
   if (!(s_.flap_window_s > 0 && s_.flap_window_s <= 86400)) bad("--flap-window must be within (0, 86400] seconds");
   if (s_.flap_transitions < 2 || s_.flap_transitions > 100000) bad("--flap-transitions must be within [2, 100000]");
   if (s_.run_for_s < 0) bad("--run-for must not be negative");
+  if (!s_.http_listen.empty() && !parse_host_port(s_.http_listen)) {
+    bad("--http " + s_.http_listen + ": expected ADDR:PORT, e.g. 127.0.0.1:9400");
+  }
   flap().validate();
 }
 

@@ -9,6 +9,7 @@
 #include "common/asio.h"
 #include "common/http_client.h"
 #include "common/http_server.h"
+#include "common/strings.h"
 #include "db/database.h"
 #include "fabric/loader.h"
 #include "service/config.h"
@@ -50,10 +51,9 @@ int main(int argc, char** argv) {
     std::unique_ptr<HttpServer> http;
     std::thread http_thread;
     if (!s.http_listen.empty()) {
-      const size_t colon = s.http_listen.rfind(':');
-      if (colon == std::string::npos) throw std::invalid_argument("--http must be ADDR:PORT");
-      const int port = std::stoi(s.http_listen.substr(colon + 1));
-      http = std::make_unique<HttpServer>(http_io, s.http_listen.substr(0, colon), static_cast<uint16_t>(port),
+      const auto hp = parse_host_port(s.http_listen);
+      if (!hp) throw std::invalid_argument("--http " + s.http_listen + ": expected ADDR:PORT");
+      http = std::make_unique<HttpServer>(http_io, hp->first, hp->second,
                                           [&](const HttpRequest& r) {
                                             if (r.path == "/healthz") return HttpResponse::text(200, "ok");
                                             if (r.path == "/metrics") {

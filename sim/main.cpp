@@ -11,6 +11,7 @@
 
 #include "common/asio.h"
 #include "common/http_server.h"
+#include "common/strings.h"
 #include "fabric/loader.h"
 #include "sim/fabric_sim.h"
 #include "sim/scenario.h"
@@ -45,16 +46,9 @@ std::optional<HostPort> url_host_port(const std::string& url) {
 }
 
 std::optional<HostPort> parse_listen(const std::string& s) {
-  const size_t colon = s.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  try {
-    size_t used = 0;
-    const int port = std::stoi(s.substr(colon + 1), &used);
-    if (used != s.size() - colon - 1 || port < 0 || port > 65535) return std::nullopt;
-    return HostPort{s.substr(0, colon), static_cast<uint16_t>(port)};
-  } catch (...) {
-    return std::nullopt;
-  }
+  const auto hp = parse_host_port(s);
+  if (!hp) return std::nullopt;
+  return HostPort{hp->first, hp->second};
 }
 
 bool is_loopback(const std::string& host) {

@@ -60,3 +60,26 @@ TEST(Quote, EscapesQuotesBackslashesAndControls) {
 
 }  // namespace
 }  // namespace medic
+
+namespace medic {
+namespace {
+
+TEST(ParseHostPort, AcceptsAddressesAndPorts) {
+  const auto a = parse_host_port("127.0.0.1:9400");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->first, "127.0.0.1");
+  EXPECT_EQ(a->second, 9400);
+  const auto b = parse_host_port("[::1]:0");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->first, "::1");
+  EXPECT_EQ(b->second, 0);
+}
+
+TEST(ParseHostPort, RejectsBadPorts) {
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:", ":80", "127.0.0.1:abc", "127.0.0.1:65536", "h:123456", "h:-1"}) {
+    EXPECT_FALSE(parse_host_port(bad)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace medic
