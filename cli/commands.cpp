@@ -56,7 +56,7 @@ struct DbOption {
 };
 
 int cmd_fabric_gen(const std::string& preset_name, const std::string& base_url, const std::string& driver,
-                   std::ostream& out, std::ostream& err) {
+                   const std::string& telemetry, std::ostream& out, std::ostream& err) {
   auto shape = fabric::preset(preset_name);
   if (!shape) {
     err << "medic: unknown preset " << quote(preset_name) << " (known: " << join(fabric::preset_names(), ", ")
@@ -65,6 +65,7 @@ int cmd_fabric_gen(const std::string& preset_name, const std::string& base_url, 
   }
   if (!base_url.empty()) shape->base_url = base_url;
   shape->driver_kind = driver;
+  shape->telemetry_format = telemetry;
   const fabric::Topology t = fabric::generate_clos(*shape);
   out << fabric::topology_to_json(t).dump(1) << '\n';
   return 0;
@@ -252,7 +253,8 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
   return 0;
 }
 
-int cmd_slo_report(const DbOption& dbo, double since_hours, bool as_json, std::ostream& out, std::ostream& err) {
+int cmd_slo_report(const DbOption& dbo, double since_hours, bool all_classes, bool as_json, std::ostream& out,
+                   std::ostream& err) {
   auto db = dbo.open();
   const Time now = SystemClock().now();
   std::optional<Time> since;
@@ -263,7 +265,14 @@ int cmd_slo_report(const DbOption& dbo, double since_hours, bool as_json, std::o
     err << "medic: " << (targets.ok() ? times.error() : targets.error()) << '\n';
     return 1;
   }
-  const auto report = slo::compute_report(*times, *targets, now);
+  // Classes with incidents in the period, unless every target is asked for.
+  std::vector<slo::Target> shown;
+  for (const auto& t : *targets) {
+    const bool seen = std::any_of(times->begin(), times->end(),
+                                  [&](const slo::IncidentTimes& i) { return i.incident_class == t.incident_class; });
+    if (all_classes || seen) shown.push_back(t);
+  }
+  const auto report = slo::compute_report(*times, shown, now);
   if (as_json) {
     json arr = json::array();
     for (const auto& r : report) {
@@ -344,13 +353,16 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   auto* fabric_cmd = app.add_subcommand("fabric", "topology files: generate and check");
   fabric_cmd->require_subcommand(1);
-  std::string preset, base_url, driver = "jsonrpc";
+  std::string preset, base_url, driver = "jsonrpc", telemetry = "mixed";
   auto* gen = fabric_cmd->add_subcommand("gen", "write a generated Clos topology to stdout");
   gen->add_option("preset", preset, "demo or zone32k")->required();
   gen->add_option("--base-url", base_url, "where fabsim will serve the switches (default http://127.0.0.1:18080)");
   gen->add_option("--driver", driver, "drain driver kind for every switch")
       ->check(CLI::IsMember({"jsonrpc", "dryrun", "netns"}));
-  gen->callback([&] { action = [&] { return cmd_fabric_gen(preset, base_url, driver, out, err); }; });
+  gen->add_option("--telemetry", telemetry,
+                  "how switches are scraped: prometheus, openconfig, or mixed (ToRs Prometheus, the rest OpenConfig)")
+      ->check(CLI::IsMember({"prometheus", "openconfig", "mixed"}));
+  gen->callback([&] { action = [&] { return cmd_fabric_gen(preset, base_url, driver, telemetry, out, err); }; });
   std::string check_file;
   bool check_json = false;
   auto* check = fabric_cmd->add_subcommand("check", "validate a topology file and print its counts");
@@ -386,12 +398,13 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   auto* slo_cmd = app.add_subcommand("slo", "SLO targets and compliance");
   slo_cmd->require_subcommand(1);
   double since_hours = 0;
-  bool slo_json = false;
+  bool slo_json = false, slo_all = false;
   auto* report = slo_cmd->add_subcommand("report", "time to detect and to mitigate per class against targets");
   dbo.add(report);
   report->add_option("--since-hours", since_hours, "only incidents detected in the last N hours")->check(CLI::NonNegativeNumber);
   report->add_flag("--json", slo_json, "print JSON");
-  report->callback([&] { action = [&] { return cmd_slo_report(dbo, since_hours, slo_json, out, err); }; });
+  report->add_flag("--all", slo_all, "every configured target, also of classes without incidents");
+  report->callback([&] { action = [&] { return cmd_slo_report(dbo, since_hours, slo_all, slo_json, out, err); }; });
   auto* targets = slo_cmd->add_subcommand("targets", "list the configured targets");
   dbo.add(targets);
   targets->callback([&] { action = [&] { return cmd_slo_targets(dbo, out, err); }; });

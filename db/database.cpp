@@ -47,7 +47,8 @@ const char* kIncidentColumns =
     "coalesce(blocked_reason, ''), " MEDIC_US("started_at") ", " MEDIC_US("detected_at") ", "
     MEDIC_US("triaged_at") ", " MEDIC_US("mitigated_at") ", " MEDIC_US("repair_requested_at") ", "
     MEDIC_US("repaired_at") ", " MEDIC_US("validated_at") ", " MEDIC_US("undrained_at") ", "
-    MEDIC_US("closed_at") ", " MEDIC_US("dismissed_at") ", " MEDIC_US("escalated_at");
+    MEDIC_US("closed_at") ", " MEDIC_US("dismissed_at") ", " MEDIC_US("escalated_at") ", "
+    "coalesce(suspect, ''), coalesce(suspect_port, ''), reopen_count, " MEDIC_US("reopened_at");
 
 IncidentRow read_incident(const pqxx::row& r) {
   IncidentRow i;
@@ -70,6 +71,10 @@ IncidentRow read_incident(const pqxx::row& r) {
   i.closed_at = read_time(r[16]);
   i.dismissed_at = read_time(r[17]);
   i.escalated_at = read_time(r[18]);
+  i.suspect = read_text(r[19]);
+  i.suspect_port = read_text(r[20]);
+  i.reopen_count = r[21].as<int>();
+  i.reopened_at = read_time(r[22]);
   return i;
 }
 
@@ -79,20 +84,37 @@ std::string evidence_json(const detectors::Finding& f) {
   return e.dump();
 }
 
+void insert_finding(pqxx::work& w, int64_t incident_id, const detectors::Finding& f, const fabric::Topology& t,
+                    const std::string& note) {
+  const std::string link = f.link != fabric::kNone ? t.link(f.link).name : "";
+  const std::string device = f.device != fabric::kNone ? t.device(f.device).name : "";
+  const std::string port = f.port != fabric::kNone ? t.port(f.port).name : "";
+  const std::string id = incident_id != 0 ? std::to_string(incident_id) : "";
+  w.exec_params(
+      "INSERT INTO findings (incident_id, kind, severity, link, device, port, summary, evidence, "
+      "first_seen, observed_at, note) VALUES ($1::bigint, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::timestamptz, "
+      "$10::timestamptz, $11)",
+      opt_text(id), std::string(detectors::to_string(f.kind)), std::string(detectors::to_string(f.severity)),
+      opt_text(link), opt_text(device), opt_text(port), f.summary, evidence_json(f), ts(f.first_seen),
+      ts(f.observed_at), opt_text(note));
+}
+
 void insert_findings(pqxx::work& w, int64_t incident_id, const std::vector<detectors::Finding>& findings,
                      const fabric::Topology& t) {
-  for (const auto& f : findings) {
-    const std::string link = f.link != fabric::kNone ? t.link(f.link).name : "";
-    const std::string device = f.device != fabric::kNone ? t.device(f.device).name : "";
-    const std::string port = f.port != fabric::kNone ? t.port(f.port).name : "";
-    w.exec_params(
-        "INSERT INTO findings (incident_id, kind, severity, link, device, port, summary, evidence, "
-        "first_seen, observed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::timestamptz, "
-        "$10::timestamptz)",
-        incident_id, std::string(detectors::to_string(f.kind)), std::string(detectors::to_string(f.severity)),
-        opt_text(link), opt_text(device), opt_text(port), f.summary, evidence_json(f), ts(f.first_seen),
-        ts(f.observed_at));
-  }
+  for (const auto& f : findings) insert_finding(w, incident_id, f, t, "");
+}
+
+void insert_event(pqxx::work& w, int64_t incident_id, Time at, const std::string& state, const std::string& note) {
+  w.exec_params("INSERT INTO incident_events (incident_id, at, state, note) VALUES ($1, $2::timestamptz, $3, $4)",
+                incident_id, ts(at), state, note);
+}
+
+// The device an incident is about: the device of a device incident, else the device that
+// reported its first finding.
+std::string incident_device(const triage::IncidentUpdate& u, const fabric::Topology& t) {
+  if (u.device != fabric::kNone) return t.device(u.device).name;
+  if (!u.findings.empty() && u.findings.front().device != fabric::kNone) return t.device(u.findings.front().device).name;
+  return "";
 }
 
 }  // namespace
@@ -301,20 +323,68 @@ Result<int64_t> Database::open_incident(const triage::IncidentUpdate& u, const f
   return run("open_incident", [&]() -> Result<int64_t> {
     pqxx::work w(conn_->c);
     const std::string link = u.link != fabric::kNone ? t.link(u.link).name : "";
-    std::string device;
-    if (!u.findings.empty() && u.findings.front().device != fabric::kNone) {
-      device = t.device(u.findings.front().device).name;
-    }
+    const std::string device = incident_device(u, t);
+    const std::string suspect_port = u.suspect_port != fabric::kNone ? t.endpoint_name(u.suspect_port) : "";
     const auto r = w.exec_params(
         "INSERT INTO incidents (class, state, severity, link, device, summary, started_at, "
-        "detected_at, triaged_at) VALUES ($1, 'triaged', $2, $3, $4, $5, $6::timestamptz, "
-        "$7::timestamptz, $8::timestamptz) RETURNING id",
+        "detected_at, triaged_at, suspect, suspect_port) VALUES ($1, 'triaged', $2, $3, $4, $5, $6::timestamptz, "
+        "$7::timestamptz, $8::timestamptz, $9, $10) RETURNING id",
         std::string(triage::to_string(u.cls)), std::string(detectors::to_string(u.severity)),
-        opt_text(link), opt_text(device), u.summary, ts(u.started_at), ts(u.detected_at), ts(now));
+        opt_text(link), opt_text(device), u.summary, ts(u.started_at), ts(u.detected_at), ts(now),
+        opt_text(u.suspect), opt_text(suspect_port));
     const int64_t id = r[0][0].as<int64_t>();
     insert_findings(w, id, u.findings, t);
+    insert_event(w, id, u.detected_at, "detected", u.summary);
+    insert_event(w, id, now, "triaged", "");
     w.commit();
     return id;
+  });
+}
+
+Status Database::reopen_incident(const triage::IncidentUpdate& u, const fabric::Topology& t, Time now) {
+  return run("reopen_incident", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    const std::string suspect_port = u.suspect_port != fabric::kNone ? t.endpoint_name(u.suspect_port) : "";
+    const auto r = w.exec_params(
+        "UPDATE incidents SET state = 'triaged', severity = $2, summary = $3, started_at = $4::timestamptz, "
+        "detected_at = $5::timestamptz, triaged_at = $6::timestamptz, mitigated_at = NULL, "
+        "repair_requested_at = NULL, repaired_at = NULL, validated_at = NULL, undrained_at = NULL, "
+        "closed_at = NULL, dismissed_at = NULL, escalated_at = NULL, blocked_reason = NULL, "
+        "suspect = coalesce($7, suspect), suspect_port = coalesce($8, suspect_port), "
+        "reopen_count = reopen_count + 1, reopened_at = $6::timestamptz, updated_at = now() "
+        "WHERE id = $1 AND state IN ('closed', 'dismissed')",
+        u.incident_id, std::string(detectors::to_string(u.severity)), u.summary, ts(u.started_at),
+        ts(u.detected_at), ts(now), opt_text(u.suspect), opt_text(suspect_port));
+    if (r.affected_rows() != 1) return Error{"no closed incident with id " + std::to_string(u.incident_id)};
+    insert_findings(w, u.incident_id, u.findings, t);
+    insert_event(w, u.incident_id, now, "reopened", u.summary);
+    w.commit();
+    return Ok{};
+  });
+}
+
+Status Database::add_findings(const triage::IncidentUpdate& u, const fabric::Topology& t) {
+  return run("add_findings", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    insert_findings(w, u.incident_id, u.findings, t);
+    const std::string suspect_port = u.suspect_port != fabric::kNone ? t.endpoint_name(u.suspect_port) : "";
+    if (u.escalated()) {
+      w.exec_params(
+          "UPDATE incidents SET severity = $2, summary = $3, suspect = coalesce(suspect, $4), "
+          "suspect_port = coalesce(suspect_port, $5), updated_at = now() WHERE id = $1",
+          u.incident_id, std::string(detectors::to_string(u.severity)), u.summary, opt_text(u.suspect),
+          opt_text(suspect_port));
+      insert_event(w, u.incident_id, u.detected_at, "escalated_severity",
+                   std::string(detectors::to_string(u.previous_severity)) + " -> " +
+                       std::string(detectors::to_string(u.severity)) + ": " + u.summary);
+    } else {
+      w.exec_params(
+          "UPDATE incidents SET suspect = coalesce(suspect, $2), suspect_port = coalesce(suspect_port, $3), "
+          "updated_at = now() WHERE id = $1",
+          u.incident_id, opt_text(u.suspect), opt_text(suspect_port));
+    }
+    w.commit();
+    return Ok{};
   });
 }
 
@@ -329,13 +399,98 @@ Status Database::add_findings(int64_t incident_id, const std::vector<detectors::
   });
 }
 
+Status Database::record_noted(const std::vector<triage::NotedFinding>& noted, const fabric::Topology& t) {
+  if (noted.empty()) return Ok{};
+  return run("record_noted", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    for (const auto& n : noted) insert_finding(w, 0, n.finding, t, n.note);
+    w.commit();
+    return Ok{};
+  });
+}
+
+Result<std::vector<IncidentEventRow>> Database::incident_events(int64_t incident_id) {
+  return run("incident_events", [&]() -> Result<std::vector<IncidentEventRow>> {
+    pqxx::nontransaction n(conn_->c);
+    const auto r = n.exec_params("SELECT id, " MEDIC_US("at") ", state, note FROM incident_events "
+                                 "WHERE incident_id = $1 ORDER BY id",
+                                 incident_id);
+    std::vector<IncidentEventRow> out;
+    for (const auto& row : r) out.push_back({row[0].as<int64_t>(), *read_time(row[1]), read_text(row[2]), read_text(row[3])});
+    return out;
+  });
+}
+
+Result<std::vector<IncidentRow>> Database::closed_since(Time since) {
+  return run("closed_since", [&]() -> Result<std::vector<IncidentRow>> {
+    pqxx::nontransaction n(conn_->c);
+    const auto r = n.exec_params(std::string("SELECT ") + kIncidentColumns +
+                                     " FROM incidents WHERE state IN ('closed', 'dismissed') AND "
+                                     "coalesce(closed_at, dismissed_at) >= $1::timestamptz ORDER BY id",
+                                 ts(since));
+    std::vector<IncidentRow> out;
+    for (const auto& row : r) out.push_back(read_incident(row));
+    return out;
+  });
+}
+
+Result<int64_t> Database::add_maintenance(const MaintenanceRow& m) {
+  return run("add_maintenance", [&]() -> Result<int64_t> {
+    pqxx::work w(conn_->c);
+    const auto r = w.exec_params(
+        "INSERT INTO maintenance (link, device, starts_at, ends_at, reason, created_by) "
+        "VALUES ($1, $2, $3::timestamptz, $4::timestamptz, $5, $6) RETURNING id",
+        opt_text(m.link), opt_text(m.device), ts(m.starts_at), ts(m.ends_at), m.reason, m.created_by);
+    w.commit();
+    return r[0][0].as<int64_t>();
+  });
+}
+
+Result<std::vector<MaintenanceRow>> Database::maintenance(std::optional<Time> at) {
+  return run("maintenance", [&]() -> Result<std::vector<MaintenanceRow>> {
+    pqxx::nontransaction n(conn_->c);
+    const std::string a = at ? ts(*at) : "";
+    const auto r = n.exec_params(
+        "SELECT id, coalesce(link, ''), coalesce(device, ''), " MEDIC_US("starts_at") ", " MEDIC_US("ends_at")
+        ", reason, created_by FROM maintenance WHERE ($1::timestamptz IS NULL OR ends_at > $1::timestamptz) "
+        "ORDER BY starts_at, id",
+        opt_text(a));
+    std::vector<MaintenanceRow> out;
+    for (const auto& row : r) {
+      MaintenanceRow m;
+      m.id = row[0].as<int64_t>();
+      m.link = read_text(row[1]);
+      m.device = read_text(row[2]);
+      m.starts_at = *read_time(row[3]);
+      m.ends_at = *read_time(row[4]);
+      m.reason = read_text(row[5]);
+      m.created_by = read_text(row[6]);
+      out.push_back(std::move(m));
+    }
+    return out;
+  });
+}
+
+Status Database::end_maintenance(int64_t id, Time at) {
+  return run("end_maintenance", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    const auto r = w.exec_params(
+        "UPDATE maintenance SET ends_at = greatest(starts_at + interval '1 microsecond', $2::timestamptz) "
+        "WHERE id = $1 AND ends_at > $2::timestamptz",
+        id, ts(at));
+    if (r.affected_rows() != 1) return Error{"no maintenance window #" + std::to_string(id) + " still running"};
+    w.commit();
+    return Ok{};
+  });
+}
+
 Result<std::vector<FindingRow>> Database::findings(int64_t incident_id) {
   return run("findings", [&]() -> Result<std::vector<FindingRow>> {
     pqxx::nontransaction n(conn_->c);
     const auto r = n.exec_params(
         "SELECT id, coalesce(incident_id, 0), kind, severity, coalesce(link, ''), "
         "coalesce(device, ''), coalesce(port, ''), summary, evidence::text, " MEDIC_US("first_seen") ", "
-        MEDIC_US("observed_at") " FROM findings WHERE incident_id = $1 ORDER BY id",
+        MEDIC_US("observed_at") ", coalesce(note, '') FROM findings WHERE incident_id = $1 ORDER BY id",
         incident_id);
     std::vector<FindingRow> out;
     for (const auto& row : r) {
@@ -351,6 +506,7 @@ Result<std::vector<FindingRow>> Database::findings(int64_t incident_id) {
       f.evidence_json = read_text(row[8]);
       f.first_seen = *read_time(row[9]);
       f.observed_at = *read_time(row[10]);
+      f.note = read_text(row[11]);
       out.push_back(std::move(f));
     }
     return out;
@@ -383,6 +539,7 @@ Status Database::set_incident_state(int64_t id, triage::IncidentState state, Tim
       r = w.exec_params(sql, id, ts(at));
     }
     if (r.affected_rows() != 1) return Error{"no incident with id " + std::to_string(id)};
+    insert_event(w, id, at, std::string(triage::to_string(state)), reason);
     w.commit();
     return Ok{};
   });

@@ -30,7 +30,9 @@ std::string redact_url(const std::string& url);
 
 struct IncidentRow {
   int64_t id = 0;
-  std::string incident_class, state, severity, link, device, summary, blocked_reason;
+  std::string incident_class, state, severity, link, device, summary, blocked_reason, suspect, suspect_port;
+  int reopen_count = 0;
+  std::optional<Time> reopened_at;
   std::optional<Time> started_at, detected_at, triaged_at, mitigated_at, repair_requested_at,
       repaired_at, validated_at, undrained_at, closed_at, dismissed_at, escalated_at;
 };
@@ -45,8 +47,22 @@ struct IncidentFilter {
 struct FindingRow {
   int64_t id = 0;
   int64_t incident_id = 0;
-  std::string kind, severity, link, device, port, summary, evidence_json;
+  std::string kind, severity, link, device, port, summary, evidence_json, note;
   Time first_seen{}, observed_at{};
+};
+
+struct MaintenanceRow {
+  int64_t id = 0;
+  std::string link;    // a link's name, or
+  std::string device;  // a device's name
+  Time starts_at{}, ends_at{};
+  std::string reason, created_by;
+};
+
+struct IncidentEventRow {
+  int64_t id = 0;
+  Time at{};
+  std::string state, note;
 };
 
 struct ActionRow {
@@ -87,9 +103,25 @@ class Database {
   Result<std::vector<IncidentRow>> incidents(const IncidentFilter& filter);
   // Inserts a new incident (state triaged) with its findings; returns its id.
   Result<int64_t> open_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now);
+  // A closed incident whose fault came back: triaged again, its later stages cleared (the
+  // earlier ones stay in incident_events), reopen_count raised, the findings attached.
+  Status reopen_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now);
+  // Attaches findings to an open incident; raises its severity (and summary) if the update did.
+  Status add_findings(const triage::IncidentUpdate& u, const fabric::Topology& topology);
   Status add_findings(int64_t incident_id, const std::vector<detectors::Finding>& findings,
                       const fabric::Topology& topology);
+  // Findings that open no incident, with the reason (noted, maintenance).
+  Status record_noted(const std::vector<triage::NotedFinding>& noted, const fabric::Topology& topology);
   Result<std::vector<FindingRow>> findings(int64_t incident_id);
+  Result<std::vector<IncidentEventRow>> incident_events(int64_t incident_id);
+  // Incidents closed or dismissed since `since`, for triage's reopen rule.
+  Result<std::vector<IncidentRow>> closed_since(Time since);
+
+  // Maintenance windows.
+  Result<int64_t> add_maintenance(const MaintenanceRow& m);
+  // Windows not yet over at `at` (all of them when nullopt).
+  Result<std::vector<MaintenanceRow>> maintenance(std::optional<Time> active_or_future_at);
+  Status end_maintenance(int64_t id, Time at);
   // Moves an incident to a state and stamps that stage's timestamp (first time only).
   Status set_incident_state(int64_t id, triage::IncidentState state, Time at,
                             const std::string& reason = "");

@@ -1,26 +1,34 @@
 #include "detectors/finding.h"
 
+#include <array>
+
 namespace medic::detectors {
 
-std::string_view to_string(FindingKind k) {
-  switch (k) {
-    case FindingKind::link_flap: return "link_flap";
-  }
-  return "?";
-}
+namespace {
+constexpr std::array<std::string_view, kFindingKindCount> kKinds = {
+    "link_flap",        "link_down",     "optics_rx_power", "optics_tx_power", "optics_loss",
+    "optics_drift",     "optics_temperature", "optics_bias", "corruption",     "discards",
+    "fec_ber",          "fec_uncorrectable", "slow_receiver", "pfc_storm",     "telemetry_stale",
+    "probe_loss",       "probe_latency"};
+constexpr std::array<std::string_view, 3> kSeverities = {"info", "warning", "critical"};
+}  // namespace
+
+std::string_view to_string(FindingKind k) { return kKinds[static_cast<size_t>(k)]; }
 
 std::optional<FindingKind> parse_finding_kind(std::string_view s) {
-  if (s == "link_flap") return FindingKind::link_flap;
+  for (size_t i = 0; i < kKinds.size(); ++i) {
+    if (kKinds[i] == s) return static_cast<FindingKind>(i);
+  }
   return std::nullopt;
 }
 
-std::string_view to_string(Severity s) {
-  switch (s) {
-    case Severity::info: return "info";
-    case Severity::warning: return "warning";
-    case Severity::critical: return "critical";
+std::string_view to_string(Severity s) { return kSeverities[static_cast<size_t>(s)]; }
+
+std::optional<Severity> parse_severity(std::string_view s) {
+  for (size_t i = 0; i < kSeverities.size(); ++i) {
+    if (kSeverities[i] == s) return static_cast<Severity>(i);
   }
-  return "?";
+  return std::nullopt;
 }
 
 }  // namespace medic::detectors

@@ -14,23 +14,46 @@
 namespace medic::detectors {
 
 enum class FindingKind : uint8_t {
-  link_flap,
+  link_flap,           // carrier flapping (damped; info for a noted flap, critical once suppressed)
+  link_down,           // oper down for longer than the hold time
+  optics_rx_power,     // receive power below (or above) the optic type's thresholds
+  optics_tx_power,     // transmit power below the thresholds: the transmitting optic
+  optics_loss,         // one end's transmit vs the other end's receive: fiber or connector
+  optics_drift,        // receive power sliding away from its own baseline
+  optics_temperature,  // transceiver too hot
+  optics_bias,         // laser bias current out of range
+  corruption,          // CRC/FCS and symbol errors as a share of frames received
+  discards,            // discards: congestion (info) or unexplained by load (warning)
+  fec_ber,             // pre-FEC bit error rate near or over the code's limit
+  fec_uncorrectable,   // uncorrectable codewords: frames lost
+  slow_receiver,       // sustained pause frames from a host port
+  pfc_storm,           // sustained pause frames between switches
+  telemetry_stale,     // a device stopped answering
+  probe_loss,          // active probes lose packets (gray failure when counters are clean)
+  probe_latency,       // active probes see latency far above the fabric's baseline
+  kCount
 };
+inline constexpr size_t kFindingKindCount = static_cast<size_t>(FindingKind::kCount);
 std::string_view to_string(FindingKind k);
 std::optional<FindingKind> parse_finding_kind(std::string_view s);
 
 enum class Severity : uint8_t { info, warning, critical };
 std::string_view to_string(Severity s);
+std::optional<Severity> parse_severity(std::string_view s);
 
 struct Finding {
   FindingKind kind = FindingKind::link_flap;
   Severity severity = Severity::warning;
   fabric::LinkId link = fabric::kNone;
   fabric::PortId port = fabric::kNone;      // the port that reported it, if any
-  fabric::DeviceId device = fabric::kNone;  // the device that reported it
+  fabric::DeviceId device = fabric::kNone;  // the device that reported it, or the device at fault
   Time first_seen{};   // best estimate of when the fault began
   Time observed_at{};  // when the detector concluded
   std::string summary; // "8 carrier transitions in 60s on rtsw0001:eth17"
+  // Which end is to blame, when the evidence says (optics asymmetry): the port whose
+  // transceiver should be replaced, and a sentence saying why.
+  fabric::PortId suspect_port = fabric::kNone;
+  std::string suspect;
   std::map<std::string, double> evidence;
 };
 

@@ -1,79 +1,125 @@
 #include "detectors/flap.h"
 
 #include <algorithm>
-#include <stdexcept>
+#include <cmath>
+#include <cstdio>
 
 namespace medic::detectors {
 
 using telemetry::Counter;
-
-void FlapConfig::validate() const {
-  if (window.count() <= 0) throw std::invalid_argument("flap.window must be positive");
-  if (transitions < 2) throw std::invalid_argument("flap.transitions must be at least 2");
-}
 
 FlapDetector::FlapDetector(const fabric::Topology& topology, FlapConfig config)
     : topology_(topology), config_(config), ports_(topology.ports().size()) {
   config_.validate();
 }
 
-void FlapDetector::expire(PortState& s, Time now) const {
-  while (!s.events.empty() && s.events.front().time <= now - config_.window) {
-    s.in_window -= s.events.front().count;
-    s.events.pop_front();
-  }
+double FlapDetector::decayed(const PortState& s, Time now) const {
+  if (s.penalty <= 0 || now <= s.updated) return s.penalty;
+  return s.penalty * std::exp2(-seconds(now - s.updated) / seconds(config_.half_life));
 }
 
-int FlapDetector::transitions_in_window(fabric::PortId port, Time now) const {
-  int n = 0;
-  for (const auto& e : ports_[port].events) {
-    if (e.time > now - config_.window) n += e.count;
+double FlapDetector::penalty(fabric::PortId port, Time now) const {
+  return port < ports_.size() ? decayed(ports_[port], now) : 0.0;
+}
+
+bool FlapDetector::suppressed(fabric::LinkId link, Time now) const {
+  const auto& l = topology_.link(link);
+  for (const fabric::PortId p : {l.a, l.b}) {
+    const PortState& s = ports_[p];
+    if (s.suppressed && decayed(s, now) >= config_.reuse) return true;
   }
-  return n;
+  return false;
+}
+
+Finding FlapDetector::make(const telemetry::PortDelta& d, const PortState& s, Severity sev,
+                           FindingKind kind) const {
+  const fabric::Port& port = topology_.port(d.port);
+  Finding f;
+  f.kind = kind;
+  f.severity = sev;
+  f.link = port.link;
+  f.port = d.port;
+  f.device = port.device;
+  f.observed_at = d.time;
+  f.evidence["penalty"] = std::round(s.penalty);
+  f.evidence["suppress"] = config_.suppress;
+  f.evidence["reuse"] = config_.reuse;
+  f.evidence["half_life_s"] = seconds(config_.half_life);
+  f.evidence["flaps"] = s.flaps_in_episode;
+  if (d.has(Counter::oper_up)) f.evidence["oper_up"] = d.get(Counter::oper_up);
+  return f;
 }
 
 void FlapDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& out) {
   if (d.port >= ports_.size()) return;
   PortState& s = ports_[d.port];
-  int transitions = 0;
+  double transitions = 0;
   if (d.counters_reset) {
     // The device restarted its counters: the increases are unknown and the reboot's own
     // down/up is not the link flapping.
   } else if (d.has(Counter::carrier_changes)) {
-    transitions = static_cast<int>(std::min(d.get(Counter::carrier_changes), 1e6));
+    transitions = std::min(d.get(Counter::carrier_changes), 1e6);
   } else if (d.has(Counter::link_down_events)) {
-    transitions = 2 * static_cast<int>(std::min(d.get(Counter::link_down_events), 1e6));
+    transitions = 2 * std::min(d.get(Counter::link_down_events), 1e6);
   } else if (d.has(Counter::oper_up) && s.last_oper >= 0) {
     transitions = (d.get(Counter::oper_up) > 0.5) != (s.last_oper == 1) ? 1 : 0;
   }
-  if (d.has(Counter::oper_up)) s.last_oper = d.get(Counter::oper_up) > 0.5 ? 1 : 0;
-  expire(s, d.time);
-  // Nothing left in the window: it has been quiet for a whole window, so a new episode
-  // is reported again (checked before adding this delta, which may already flap).
-  if (s.events.empty()) s.reported = false;
-  if (transitions > 0) {
-    s.events.push_back({d.time, transitions});
-    s.in_window += transitions;
+  const bool known_oper = d.has(Counter::oper_up);
+  const bool up = known_oper && d.get(Counter::oper_up) > 0.5;
+
+  // Decay to now, then add this interval's flaps (two transitions make one flap).
+  const double before = decayed(s, d.time);
+  s.penalty = before;
+  s.updated = d.time;
+  if (before < config_.penalty_per_flap / 2 && !s.suppressed) {
+    s.flaps_in_episode = 0;  // the previous episode is forgotten
   }
-  if (s.in_window < config_.transitions) return;
-  if (s.reported) return;
-  s.reported = true;
-  const fabric::Port& port = topology_.port(d.port);
-  Finding f;
-  f.kind = FindingKind::link_flap;
-  f.severity = Severity::critical;
-  f.link = port.link;
-  f.port = d.port;
-  f.device = port.device;
-  f.first_seen = s.events.front().time;
-  f.observed_at = d.time;
-  f.summary = std::to_string(s.in_window) + " carrier transitions in " +
-              format_duration(config_.window) + " on " + topology_.endpoint_name(d.port);
-  f.evidence["transitions"] = s.in_window;
-  f.evidence["window_s"] = seconds(config_.window);
-  f.evidence["threshold"] = config_.transitions;
-  if (d.has(Counter::oper_up)) f.evidence["oper_up"] = d.get(Counter::oper_up);
-  out.push_back(std::move(f));
+  if (transitions > 0) {
+    if (s.flaps_in_episode == 0) s.episode_start = d.time;
+    const double flaps = std::max(1.0, std::round(transitions / 2.0));
+    s.flaps_in_episode += static_cast<int>(flaps);
+    s.penalty = std::min(config_.max_penalty, s.penalty + flaps * config_.penalty_per_flap);
+  }
+  if (s.suppressed && s.penalty < config_.reuse) s.suppressed = false;
+
+  // Down for longer than the hold time: a dead link, not a flapping one.
+  if (known_oper) {
+    if (up) {
+      s.down_reported = false;
+      s.down_since = Time{};
+    } else if (s.last_oper != 0 || s.down_since == Time{}) {
+      s.down_since = d.time;
+    }
+    s.last_oper = up ? 1 : 0;
+  }
+  const std::string ep = topology_.endpoint_name(d.port);
+  if (known_oper && !up && !s.down_reported && d.time - s.down_since >= config_.down_hold) {
+    s.down_reported = true;
+    Finding f = make(d, s, Severity::warning, FindingKind::link_down);
+    f.first_seen = s.down_since;
+    f.summary = ep + " down for " + format_duration(d.time - s.down_since);
+    f.evidence["down_s"] = seconds(d.time - s.down_since);
+    out.push_back(std::move(f));
+  }
+
+  if (transitions <= 0 || s.suppressed) return;
+  char penalty_text[64];
+  std::snprintf(penalty_text, sizeof penalty_text, "penalty %.0f", s.penalty);
+  if (s.penalty >= config_.suppress) {
+    s.suppressed = true;
+    Finding f = make(d, s, Severity::critical, FindingKind::link_flap);
+    f.first_seen = s.episode_start;
+    f.summary = ep + " keeps flapping: " + std::to_string(s.flaps_in_episode) + " flaps since " +
+                format_iso8601(s.episode_start).substr(11, 8) + ", " + penalty_text + " >= suppress " +
+                std::to_string(static_cast<int>(config_.suppress));
+    out.push_back(std::move(f));
+  } else {
+    Finding f = make(d, s, Severity::info, FindingKind::link_flap);
+    f.first_seen = d.time - d.interval;
+    f.summary = "flap noted on " + ep + ": " + penalty_text + " (suppress at " +
+                std::to_string(static_cast<int>(config_.suppress)) + ")";
+    out.push_back(std::move(f));
+  }
 }
 
 }  // namespace medic::detectors

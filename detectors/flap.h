@@ -1,24 +1,19 @@
-// Flap detection: a link whose carrier keeps going down and up. Counts carrier
-// transitions (from the carrier-change counter, or from oper-state changes when a source
-// has no such counter) in a sliding window and reports the link once the count reaches
-// the threshold; it reports again only after the window has gone quiet.
+// Flapping links, by link-event damping (the scheme switch operating systems use for
+// interface dampening): each flap adds a penalty, the penalty decays exponentially with a
+// half-life, and a port is suppressed once it reaches the suppress threshold. A single flap
+// is noted (an info finding, no incident); a port that keeps flapping crosses the threshold
+// and is reported critical; and it counts as suppressed, so it is not put back in
+// service, until the penalty has decayed below the reuse threshold. A port that stays down
+// longer than the hold time is reported as link_down instead.
 #pragma once
 
-#include <deque>
 #include <vector>
 
+#include "detectors/config.h"
 #include "detectors/finding.h"
 #include "telemetry/counters.h"
 
 namespace medic::detectors {
-
-struct FlapConfig {
-  Duration window = std::chrono::seconds(60);
-  int transitions = 6;  // 3 down-up cycles
-
-  // Throws std::invalid_argument naming the bad field.
-  void validate() const;
-};
 
 class FlapDetector {
  public:
@@ -26,21 +21,26 @@ class FlapDetector {
 
   void observe(const telemetry::PortDelta& d, std::vector<Finding>& out);
 
-  // Transitions currently inside the window for a port (for tests and the API).
-  int transitions_in_window(fabric::PortId port, Time now) const;
+  // The port's penalty decayed to `now`.
+  double penalty(fabric::PortId port, Time now) const;
+  // Whether the link (either end) is still suppressed at `now`: it went over the suppress
+  // threshold and has not yet decayed below reuse. Undrain waits for this to be false.
+  bool suppressed(fabric::LinkId link, Time now) const;
+  const FlapConfig& config() const { return config_; }
 
  private:
-  struct Event {
-    Time time;
-    int count;
-  };
   struct PortState {
-    std::deque<Event> events;
-    int in_window = 0;
+    double penalty = 0;
+    Time updated{};
+    Time episode_start{};
+    Time down_since{};
+    int flaps_in_episode = 0;
     int8_t last_oper = -1;
-    bool reported = false;
+    bool suppressed = false;
+    bool down_reported = false;
   };
-  void expire(PortState& s, Time now) const;
+  double decayed(const PortState& s, Time now) const;
+  Finding make(const telemetry::PortDelta& d, const PortState& s, Severity sev, FindingKind kind) const;
 
   const fabric::Topology& topology_;
   FlapConfig config_;

@@ -69,6 +69,9 @@ Topology generate_clos(const ClosShape& s) {
   if (s.ctsw_uplinks > 0 && s.atsw_per_plane == 0) {
     throw std::invalid_argument("CTSW uplinks need at least one ATSW per plane");
   }
+  if (s.telemetry_format != "prometheus" && s.telemetry_format != "openconfig" && s.telemetry_format != "mixed") {
+    throw std::invalid_argument("telemetry format must be prometheus, openconfig or mixed");
+  }
   if (s.gpus_per_rtsw % s.gpus_per_host != 0) {
     throw std::invalid_argument("gpus_per_rtsw must be a multiple of gpus_per_host");
   }
@@ -88,7 +91,8 @@ Topology generate_clos(const ClosShape& s) {
     d.role = role;
     d.zone = zone;
     d.plane = plane;
-    d.telemetry_url = s.base_url + "/s/" + name + "/metrics";
+    const bool oc = s.telemetry_format == "openconfig" || (s.telemetry_format == "mixed" && role != Role::rtsw);
+    d.telemetry_url = s.base_url + "/s/" + name + (oc ? "/gnmi" : "/metrics");
     d.driver_kind = s.driver_kind;
     if (s.driver_kind == "jsonrpc") d.driver_url = s.base_url + "/s/" + name + "/rpc";
     check(b.add_device(std::move(d)));
@@ -115,12 +119,13 @@ Topology generate_clos(const ClosShape& s) {
         d.name = numbered("host", wh, ++host_no);
         d.role = Role::host;
         d.zone = z + 1;
+        if (s.host_telemetry) d.telemetry_url = s.base_url + "/h/" + d.name + "/metrics";
         const std::string host = d.name;
         check(b.add_device(std::move(d)));
         for (int n = 0; n < s.gpus_per_host; ++n) {
           const int tor_port = h * s.gpus_per_host + n + 1;
           check(b.add_link(host, "nic" + std::to_string(n), tor, "eth" + std::to_string(tor_port),
-                           s.speed_gbps));
+                           s.speed_gbps, "", s.host_optic));
         }
       }
     }
@@ -133,7 +138,7 @@ Topology generate_clos(const ClosShape& s) {
       const std::string tor = rtsw(z, r);
       for (int c = 0; c < s.ctsw_per_zone; ++c) {
         const std::string up = "eth" + std::to_string(s.gpus_per_rtsw + c + 1);
-        check(b.add_link(tor, up, ctsw(z, c), "eth" + std::to_string(r + 1), s.speed_gbps));
+        check(b.add_link(tor, up, ctsw(z, c), "eth" + std::to_string(r + 1), s.speed_gbps, "", s.fabric_optic));
         tor_uplinks[z * s.rtsw_per_zone + r].push_back(tor + ":" + up);
       }
     }
@@ -148,7 +153,7 @@ Topology generate_clos(const ClosShape& s) {
         const int per_atsw = (s.ctsw_uplinks + s.atsw_per_plane - 1) / s.atsw_per_plane;
         const int atsw_port = z * per_atsw + slot + 1;
         check(b.add_link(ctsw(z, c), "eth" + std::to_string(s.rtsw_per_zone + u + 1), atsw(c, a),
-                         "eth" + std::to_string(atsw_port), s.speed_gbps));
+                         "eth" + std::to_string(atsw_port), s.speed_gbps, "", s.fabric_optic));
       }
     }
   }

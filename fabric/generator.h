@@ -22,6 +22,13 @@ struct ClosShape {
   double tor_uplink_floor = 0.75;
   std::string base_url = "http://127.0.0.1:18080";  // fabsim serves /s/NAME/metrics and /s/NAME/rpc
   std::string driver_kind = "jsonrpc";
+  std::string fabric_optic = "400G-DR4";   // switch-to-switch links
+  std::string host_optic = "400G-SR8";     // GPU NIC to ToR
+  bool host_telemetry = true;              // hosts get BASE/h/NAME/metrics (NIC counters)
+  // How switches are scraped: "prometheus" (BASE/s/NAME/metrics), "openconfig" (BASE/s/NAME/gnmi,
+  // JSON as a gNMI gateway returns it) or "mixed" (ToRs Prometheus, spines and aggregation
+  // OpenConfig, as fleets with two vendors have it).
+  std::string telemetry_format = "mixed";
 };
 
 // "demo" and "zone32k"; nullopt for an unknown name.

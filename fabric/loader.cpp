@@ -241,10 +241,11 @@ void read_links(Reader& r, const json& doc, Topology::Builder& b) {
       r.problem(path, std::string("expected an object, got ") + type_name(l));
       continue;
     }
-    r.known_keys(l, path, {"a", "b", "speed_gbps", "name"});
+    r.known_keys(l, path, {"a", "b", "speed_gbps", "name", "optic"});
     const auto a = r.string_field(l, path, "a", true);
     const auto bb = r.string_field(l, path, "b", true);
     const auto name = r.string_field(l, path, "name", false);
+    const auto optic = r.string_field(l, path, "optic", false);
     const auto speed = r.number_field(l, path, "speed_gbps");
     if (!a || !bb || !speed) continue;
     if (!(*speed > 0) || !std::isfinite(*speed)) {
@@ -277,7 +278,7 @@ void read_links(Reader& r, const json& doc, Topology::Builder& b) {
     }
     if (!ends_ok) continue;
     const std::string err = b.add_link(ends[0]->device, ends[0]->port, ends[1]->device,
-                                       ends[1]->port, *speed, name.value_or(""));
+                                       ends[1]->port, *speed, name.value_or(""), optic.value_or(""));
     if (!err.empty()) r.problem(path, err);
   }
 }
@@ -412,6 +413,7 @@ json topology_to_json(const Topology& t) {
     json j = {{"a", t.endpoint_name(l.a)}, {"b", t.endpoint_name(l.b)}, {"speed_gbps", l.speed_gbps}};
     const std::string default_name = t.endpoint_name(l.a) + "--" + t.endpoint_name(l.b);
     if (l.name != default_name) j["name"] = l.name;
+    if (!l.optic.empty()) j["optic"] = l.optic;
     links.push_back(std::move(j));
   }
   json groups = json::array();

@@ -123,7 +123,7 @@ std::string Topology::Builder::add_port(std::string_view device, std::string_vie
 
 std::string Topology::Builder::add_link(std::string_view a_device, std::string_view a_port,
                                         std::string_view b_device, std::string_view b_port,
-                                        double speed_gbps, std::string name) {
+                                        double speed_gbps, std::string name, std::string optic) {
   for (const auto dev : {a_device, b_device}) {
     if (!t_.find_device(dev)) return "unknown switch or host " + quote(dev);
   }
@@ -156,7 +156,7 @@ std::string Topology::Builder::add_link(std::string_view a_device, std::string_v
   t_.ports_[ends[0]].link = id;
   t_.ports_[ends[1]].link = id;
   t_.link_index_.emplace(name, id);
-  t_.links_.push_back(Link{std::move(name), ends[0], ends[1], speed_gbps});
+  t_.links_.push_back(Link{std::move(name), ends[0], ends[1], speed_gbps, std::move(optic)});
   return "";
 }
 

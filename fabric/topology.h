@@ -47,6 +47,7 @@ struct Link {
   PortId a = kNone;
   PortId b = kNone;
   double speed_gbps = 0;
+  std::string optic;  // transceiver type, e.g. "400G-DR4" ("" = the detectors' default)
 };
 
 struct CapacityGroup {
@@ -114,7 +115,7 @@ class Topology::Builder {
   // Creates the two ports if needed. Errors: unknown device, port already used, self link.
   std::string add_link(std::string_view a_device, std::string_view a_port,
                        std::string_view b_device, std::string_view b_port, double speed_gbps,
-                       std::string name = "");
+                       std::string name = "", std::string optic = "");
   // Errors: duplicate group name, floor outside (0, 1], a link listed twice.
   std::string add_group(std::string name, std::string kind, double floor,
                         std::vector<LinkId> links);

@@ -17,23 +17,25 @@ DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
   if (s_.topology_path.empty()) bad("--topology is required");
   if (s_.db_url.empty()) bad("no database: pass --db URL or set MEDIC_DB_URL");
   if (s_.counter_map_path.empty()) s_.counter_map_path = default_data_dir() + "/counter_map.json";
+  if (s_.detectors_path.empty()) s_.detectors_path = default_data_dir() + "/detectors.json";
   if (!(s_.poll_interval_s >= 0.05 && s_.poll_interval_s <= 3600)) bad("--poll-interval must be within [0.05, 3600] seconds");
   if (!(s_.scrape_timeout_s >= 0.05 && s_.scrape_timeout_s <= 600)) bad("--scrape-timeout must be within [0.05, 600] seconds");
   if (s_.scrape_concurrency < 1 || s_.scrape_concurrency > 4096) bad("--scrape-concurrency must be within [1, 4096]");
-  if (!(s_.flap_window_s > 0 && s_.flap_window_s <= 86400)) bad("--flap-window must be within (0, 86400] seconds");
-  if (s_.flap_transitions < 2 || s_.flap_transitions > 100000) bad("--flap-transitions must be within [2, 100000]");
+  if (s_.device_fault_links < 2 || s_.device_fault_links > 100000) bad("--device-fault-links must be within [2, 100000]");
+  if (!(s_.reopen_window_s >= 0 && s_.reopen_window_s <= 90 * 86400)) bad("--reopen-window must be within [0, 7776000] seconds");
+  if (!(s_.backoff_max_s >= s_.poll_interval_s && s_.backoff_max_s <= 3600)) bad("--backoff-max must be within [poll interval, 3600] seconds");
   if (s_.run_for_s < 0) bad("--run-for must not be negative");
   if (!s_.http_listen.empty() && !parse_host_port(s_.http_listen)) {
     bad("--http " + s_.http_listen + ": expected ADDR:PORT, e.g. 127.0.0.1:9400");
   }
-  flap().validate();
+  triage().validate();
 }
 
-detectors::FlapConfig DaemonConfig::flap() const {
-  detectors::FlapConfig f;
-  f.window = from_seconds(s_.flap_window_s);
-  f.transitions = s_.flap_transitions;
-  return f;
+triage::TriageConfig DaemonConfig::triage() const {
+  triage::TriageConfig t;
+  t.device_fault_links = s_.device_fault_links;
+  t.reopen_window = from_seconds(s_.reopen_window_s);
+  return t;
 }
 
 }  // namespace medic::service

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/time.h"
-#include "detectors/flap.h"
+#include "triage/triage.h"
 
 namespace medic::service {
 
@@ -12,11 +12,13 @@ struct DaemonSettings {
   std::string topology_path;
   std::string db_url;
   std::string counter_map_path;
+  std::string detectors_path;       // detector thresholds (default data/detectors.json)
   double poll_interval_s = 1.0;
   double scrape_timeout_s = 2.0;
   int scrape_concurrency = 256;
-  double flap_window_s = 60.0;
-  int flap_transitions = 6;
+  int device_fault_links = 4;       // failing links of one device that make a switch_fault
+  double reopen_window_s = 86400;   // a closed incident whose fault returns within this reopens
+  double backoff_max_s = 60;        // longest wait before retrying a failing device
   double run_for_s = 0;       // 0: until SIGINT/SIGTERM
   bool dry_run = false;       // use the dry-run driver for every switch
   std::string http_listen;    // "" or ADDR:PORT for /healthz and /metrics
@@ -30,7 +32,7 @@ class DaemonConfig {
 
   const DaemonSettings& settings() const { return s_; }
   Duration poll_interval() const { return from_seconds(s_.poll_interval_s); }
-  detectors::FlapConfig flap() const;
+  triage::TriageConfig triage() const;
 
  private:
   DaemonSettings s_;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fabric/loader.h"
+#include "remediation/policy.h"
 
 namespace medic::service {
 
@@ -15,12 +16,16 @@ std::string DaemonMetrics::render_prometheus() const {
            std::to_string(v) + "\n";
   };
   add("medic_cycles_total", "Poll cycles run.", cycles);
-  add("medic_scrapes_ok_total", "Switch scrapes answered.", scrapes_ok);
-  add("medic_scrapes_failed_total", "Switch scrapes that failed or timed out.", scrapes_failed);
+  add("medic_scrapes_ok_total", "Device scrapes answered.", scrapes_ok);
+  add("medic_scrapes_failed_total", "Device scrapes that failed or timed out.", scrapes_failed);
+  add("medic_scrapes_skipped_total", "Device scrapes skipped while the device is in backoff.", scrapes_skipped);
   add("medic_payloads_rejected_total", "Answers rejected as malformed.", payloads_rejected);
   add("medic_samples_mapped_total", "Counter samples mapped onto canonical counters.", samples_mapped);
   add("medic_findings_total", "Findings made by detectors.", findings);
+  add("medic_findings_noted_total", "Findings recorded without an incident (informational or under maintenance).",
+      findings_noted);
   add("medic_incidents_opened_total", "Incidents opened.", incidents_opened);
+  add("medic_incidents_reopened_total", "Closed incidents reopened because their fault came back.", incidents_reopened);
   add("medic_drains_succeeded_total", "Drains carried out and verified.", drains_succeeded);
   add("medic_drains_refused_total", "Drains refused by the safe-capacity check.", drains_refused);
   add("medic_drains_failed_total", "Drains that failed at the switch.", drains_failed);
@@ -32,6 +37,7 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
   const auto& s = config.settings();
   topology_ = std::make_unique<fabric::Topology>(fabric::load_topology_file(s.topology_path));
   counter_map_ = std::make_unique<telemetry::CounterMap>(telemetry::CounterMap::load_file(s.counter_map_path));
+  detector_config_ = detectors::DetectorConfig::load_file(s.detectors_path);
   db_ = std::make_unique<db::Database>(s.db_url);
   for (const auto& name : db_->migrate()) spdlog::info("applied migration {}", name);
   if (auto st = db_->sync_inventory(*topology_); !st.ok()) throw std::runtime_error(st.error());
@@ -41,9 +47,9 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
   copt.timeout_s = s.scrape_timeout_s;
   copt.max_in_flight = static_cast<size_t>(s.scrape_concurrency);
   collector_ = std::make_unique<telemetry::Collector>(copt);
-  mapper_ = std::make_unique<telemetry::ScrapeMapper>(*topology_, *counter_map_);
-  tracker_ = std::make_unique<telemetry::CounterTracker>(topology_->ports().size());
-  flap_ = std::make_unique<detectors::FlapDetector>(*topology_, config.flap());
+  backoff_ = std::make_unique<telemetry::Backoff>(topology_->devices().size(), config.poll_interval(),
+                                                  from_seconds(s.backoff_max_s));
+  pipeline_ = std::make_unique<Pipeline>(*topology_, *counter_map_, detector_config_, config.triage());
   capacity_ = std::make_unique<remediation::CapacityModel>(*topology_);
   remediation::JsonRpcOptions jopt;
   jopt.bearer_token = s.driver_token;
@@ -61,7 +67,6 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
     const auto& dev = topology_->device(d);
     if (!dev.telemetry_url.empty()) targets_.push_back({d, dev.telemetry_url});
   }
-  port_oper_.assign(topology_->ports().size(), -1);
   last_scrape_error_.resize(topology_->devices().size());
 
   // Drain state survives restarts: the database is the record.
@@ -78,115 +83,231 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
   }
   db::IncidentFilter open_filter;
   open_filter.open_only = true;
+  open_filter.limit = 1000000;
   auto open = db_->incidents(open_filter);
   if (!open.ok()) throw std::runtime_error(open.error());
   std::vector<triage::OpenIncident> known;
   for (const auto& row : *open) {
     const auto cls = triage::parse_incident_class(row.incident_class);
-    const auto link = topology_->find_link(row.link);
-    if (cls && link) known.push_back({row.id, *cls, *link});
+    const auto sev = detectors::parse_severity(row.severity);
+    const auto state = triage::parse_incident_state(row.state);
+    if (!cls || !sev || !state) continue;
+    triage::OpenIncident o;
+    o.id = row.id;
+    o.cls = *cls;
+    o.severity = *sev;
+    if (const auto l = topology_->find_link(row.link)) o.link = *l;
+    if (const auto d = topology_->find_device(row.device)) o.device = *d;
+    known.push_back(o);
+    incident_state_[row.id] = *state;
   }
-  triage_.load_open(known);
-  spdlog::info("medicd ready: {} switches polled, {} links, {} capacity groups, {} drained, {} open incidents",
+  pipeline_->triage().load_open(known);
+  const Time now = clock_.now();
+  if (auto closed = db_->closed_since(now - config.triage().reopen_window); closed.ok()) {
+    std::vector<triage::ClosedIncident> recent;
+    for (const auto& row : *closed) {
+      const auto cls = triage::parse_incident_class(row.incident_class);
+      if (!cls) continue;
+      triage::ClosedIncident c;
+      c.id = row.id;
+      c.cls = *cls;
+      if (const auto l = topology_->find_link(row.link)) c.link = *l;
+      if (const auto d = topology_->find_device(row.device)) c.device = *d;
+      c.closed_at = row.closed_at ? *row.closed_at : row.dismissed_at.value_or(now);
+      recent.push_back(c);
+    }
+    pipeline_->triage().load_closed(recent);
+  } else {
+    throw std::runtime_error(closed.error());
+  }
+  refresh_maintenance(now);
+  spdlog::info("medicd ready: {} devices polled, {} links, {} capacity groups, {} drained, {} open incidents",
                targets_.size(), topology_->links().size(), topology_->groups().size(), drains->size(), known.size());
 }
 
 Daemon::~Daemon() = default;
 
+void Daemon::refresh_maintenance(Time now) {
+  auto rows = db_->maintenance(now);
+  if (!rows.ok()) {
+    ++metrics_.db_errors;
+    spdlog::error("{}", rows.error());
+    return;  // keep the windows already known
+  }
+  maintenance_.clear();
+  for (const auto& r : *rows) {
+    triage::Maintenance m;
+    m.id = r.id;
+    m.starts_at = r.starts_at;
+    m.ends_at = r.ends_at;
+    m.reason = r.reason;
+    if (!r.link.empty()) {
+      const auto l = topology_->find_link(r.link);
+      if (!l) continue;
+      m.link = *l;
+    } else {
+      const auto d = topology_->find_device(r.device);
+      if (!d) continue;
+      m.device = *d;
+    }
+    maintenance_.push_back(m);
+  }
+  maintenance_loaded_ = now;
+}
+
 void Daemon::cycle() {
   ++metrics_.cycles;
-  const auto results = collector_->scrape(targets_, clock_);
-  std::vector<telemetry::PortSample> samples;
-  samples.reserve(topology_->ports().size());
+  const Time started = clock_.now();
+  if (started - maintenance_loaded_ >= std::chrono::seconds(10)) refresh_maintenance(started);
+
+  std::vector<telemetry::ScrapeTarget> due;
+  std::vector<DeviceAnswer> answers;
+  due.reserve(targets_.size());
+  for (const auto& t : targets_) {
+    if (backoff_->due(t.device, started)) {
+      due.push_back(t);
+    } else {
+      ++metrics_.scrapes_skipped;
+      DeviceAnswer a;
+      a.device = t.device;
+      a.time = started;
+      a.error = last_scrape_error_[t.device] + " (backing off)";
+      answers.push_back(std::move(a));
+    }
+  }
+  const auto results = collector_->scrape(due, clock_);
   for (const auto& r : results) {
     std::string& last_err = last_scrape_error_[r.device];
     const std::string& name = topology_->device(r.device).name;
+    backoff_->record(r.device, r.ok, r.time);
+    DeviceAnswer a;
+    a.device = r.device;
+    a.time = r.time;
+    a.answered = r.ok;
     if (!r.ok) {
       ++metrics_.scrapes_failed;
       if (last_err != r.error) spdlog::warn("scrape {} failed: {}", name, r.error);
       last_err = r.error;
-      continue;
+      a.error = r.error;
+    } else {
+      ++metrics_.scrapes_ok;
+      a.format = telemetry::detect_format(r.content_type, r.body);
+      a.body = r.body;
     }
-    ++metrics_.scrapes_ok;
-    telemetry::MapStats st;
-    auto mapped = mapper_->map_prometheus(r.device, r.body, r.time, samples, &st);
-    if (!mapped.ok()) {
-      ++metrics_.payloads_rejected;
-      const std::string err = "malformed counters: " + mapped.error();
-      if (last_err != err) spdlog::warn("scrape {}: {}", name, err);
-      last_err = err;
-      continue;
-    }
-    if (!last_err.empty()) spdlog::info("scrape {} answering again", name);
-    last_err.clear();
-    metrics_.samples_mapped += st.mapped;
+    answers.push_back(std::move(a));
   }
 
-  std::vector<detectors::Finding> findings;
-  for (const auto& s : samples) {
-    const telemetry::PortDelta d = tracker_->observe(s);
-    if (d.has(telemetry::Counter::oper_up)) {
-      port_oper_[s.port] = d.get(telemetry::Counter::oper_up) > 0.5 ? 1 : 0;
-      const fabric::LinkId l = topology_->port(s.port).link;
-      if (l != fabric::kNone) {
-        const auto& link = topology_->link(l);
-        // A link is up when no end that reports says it is down.
-        const bool up = port_oper_[link.a] != 0 && port_oper_[link.b] != 0;
-        if (capacity_->oper_up(l) != up) capacity_->set_oper_up(l, up);
-      }
-    }
-    flap_->observe(d, findings);
+  const Time now = clock_.now();
+  PollOutcome out = pipeline_->poll(answers, now, maintenance_);
+  metrics_.samples_mapped += out.stats.mapped;
+  metrics_.payloads_rejected += out.rejected.size();
+  for (const auto& [dev, err] : out.rejected) {
+    std::string& last_err = last_scrape_error_[dev];
+    const std::string msg = "malformed answer: " + err;
+    if (last_err != msg) spdlog::warn("scrape {}: {}", topology_->device(dev).name, msg);
+    last_err = msg;
   }
-  metrics_.findings += findings.size();
-  if (findings.empty()) return;
-  auto updates = triage_.process(findings);
-  for (auto& u : updates) handle_update(u);
-}
-
-void Daemon::handle_update(triage::IncidentUpdate& u) {
-  const std::string link_name = u.link != fabric::kNone ? topology_->link(u.link).name : "";
-  if (u.incident_id != 0) {
-    if (auto st = db_->add_findings(u.incident_id, u.findings, *topology_); !st.ok()) {
+  for (const auto& r : results) {
+    if (r.ok && !last_scrape_error_[r.device].empty() &&
+        last_scrape_error_[r.device].rfind("malformed", 0) != 0) {
+      spdlog::info("scrape {} answering again", topology_->device(r.device).name);
+      last_scrape_error_[r.device].clear();
+    }
+  }
+  for (const auto& c : out.link_changes) capacity_->set_oper_up(c.link, c.up);
+  metrics_.findings += out.findings.size();
+  if (!out.triage.noted.empty()) {
+    metrics_.findings_noted += out.triage.noted.size();
+    if (auto st = db_->record_noted(out.triage.noted, *topology_); !st.ok()) {
       ++metrics_.db_errors;
       spdlog::error("{}", st.error());
     }
+  }
+  for (auto& u : out.triage.updates) handle(u, now);
+}
+
+void Daemon::handle(triage::IncidentUpdate& u, Time now) {
+  const std::string scope = u.link != fabric::kNone    ? topology_->link(u.link).name
+                            : u.device != fabric::kNone ? topology_->device(u.device).name
+                                                        : "";
+  if (u.is_new()) {
+    auto id = db_->open_incident(u, *topology_, now);
+    if (!id.ok()) {
+      // Not recorded: do not act on it. The detector reports it again.
+      ++metrics_.db_errors;
+      spdlog::error("could not open incident for {}: {}", scope, id.error());
+      return;
+    }
+    ++metrics_.incidents_opened;
+    pipeline_->triage().bind(u, *id);
+    incident_state_[*id] = IncidentState::triaged;
+    spdlog::info("incident {} opened: {} ({}) on {}: {}{}", *id, triage::to_string(u.cls),
+                 detectors::to_string(u.severity), scope, u.summary, u.suspect.empty() ? "" : "; suspect: " + u.suspect);
+    maybe_mitigate(*id, u);
     return;
   }
-  auto id = db_->open_incident(u, *topology_, clock_.now());
-  if (!id.ok()) {
-    // Not recorded: do not act on it. The detector will report it again.
+  if (u.reopened) {
+    if (auto st = db_->reopen_incident(u, *topology_, now); !st.ok()) {
+      ++metrics_.db_errors;
+      spdlog::error("could not reopen incident {}: {}", u.incident_id, st.error());
+      return;
+    }
+    ++metrics_.incidents_reopened;
+    pipeline_->triage().bind(u, u.incident_id);
+    incident_state_[u.incident_id] = IncidentState::triaged;
+    spdlog::info("incident {} reopened: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope, u.summary);
+    maybe_mitigate(u.incident_id, u);
+    return;
+  }
+  if (auto st = db_->add_findings(u, *topology_); !st.ok()) {
     ++metrics_.db_errors;
-    spdlog::error("could not open incident for {}: {}", link_name, id.error());
+    spdlog::error("{}", st.error());
     return;
   }
-  ++metrics_.incidents_opened;
-  triage_.bind(u.cls, u.link, *id);
-  spdlog::info("incident {} opened: {} on {}: {}", *id, triage::to_string(u.cls), link_name, u.summary);
-  if (u.cls == triage::IncidentClass::link_flap && u.link != fabric::kNone) mitigate(*id, u.link);
+  if (u.escalated()) {
+    spdlog::info("incident {} now {}: {}", u.incident_id, detectors::to_string(u.severity), u.summary);
+    maybe_mitigate(u.incident_id, u);
+  }
+}
+
+void Daemon::maybe_mitigate(int64_t id, const triage::IncidentUpdate& u) {
+  if (u.link == fabric::kNone) return;
+  if (remediation::mitigation_for(u.cls, u.severity) != remediation::Mitigation::drain) return;
+  const auto st = incident_state_.find(id);
+  if (st != incident_state_.end() && st->second != IncidentState::triaged && st->second != IncidentState::detected &&
+      st->second != IncidentState::blocked) {
+    return;  // already mitigated, escalated or further along
+  }
+  mitigate(id, u.link);
 }
 
 void Daemon::mitigate(int64_t incident_id, fabric::LinkId link) {
   const auto res = executor_->drain_link(incident_id, link);
   const std::string& name = topology_->link(link).name;
   Status st = Ok{};
+  IncidentState next = IncidentState::triaged;
   switch (res.status) {
     case remediation::DrainStatus::drained:
       ++metrics_.drains_succeeded;
       spdlog::info("incident {}: drained {} ({})", incident_id, name, res.reason.empty() ? "verified" : res.reason);
       st = db_->set_incident_state(incident_id, IncidentState::mitigated, res.at);
       if (st.ok()) st = db_->set_incident_state(incident_id, IncidentState::repair_requested, res.at);
+      next = IncidentState::repair_requested;
       break;
     case remediation::DrainStatus::refused:
       ++metrics_.drains_refused;
       spdlog::warn("incident {}: drain of {} refused: {}", incident_id, name, res.reason);
       st = db_->set_incident_state(incident_id, IncidentState::blocked, res.at, res.reason);
+      next = IncidentState::blocked;
       break;
     case remediation::DrainStatus::failed:
       ++metrics_.drains_failed;
       spdlog::error("incident {}: drain of {} failed: {}", incident_id, name, res.reason);
       st = db_->set_incident_state(incident_id, IncidentState::escalated, res.at, "drain failed: " + res.reason);
+      next = IncidentState::escalated;
       break;
   }
+  incident_state_[incident_id] = next;
   if (!st.ok()) {
     ++metrics_.db_errors;
     spdlog::error("{}", st.error());

@@ -14,6 +14,7 @@
 #include "fabric/loader.h"
 #include "service/config.h"
 #include "service/daemon.h"
+#include "detectors/config.h"
 #include "telemetry/mapping.h"
 
 using namespace medic;
@@ -29,8 +30,11 @@ int main(int argc, char** argv) {
   app.add_option("--poll-interval", s.poll_interval_s, "seconds between polls of every switch");
   app.add_option("--scrape-timeout", s.scrape_timeout_s, "seconds before a switch's answer is given up on");
   app.add_option("--scrape-concurrency", s.scrape_concurrency, "switches scraped at once");
-  app.add_option("--flap-window", s.flap_window_s, "seconds over which carrier transitions are counted");
-  app.add_option("--flap-transitions", s.flap_transitions, "transitions in the window that make a flapping link");
+  app.add_option("--detectors", s.detectors_path, "detector thresholds (default: data/detectors.json)");
+  app.add_option("--device-fault-links", s.device_fault_links,
+                 "failing links of one switch within 2 minutes that make one switch_fault incident");
+  app.add_option("--reopen-window", s.reopen_window_s, "seconds within which a closed incident's fault reopens it");
+  app.add_option("--backoff-max", s.backoff_max_s, "longest wait in seconds before retrying a failing device");
   app.add_option("--run-for", s.run_for_s, "stop after this many seconds (0: until SIGINT/SIGTERM)");
   app.add_flag("--dry-run", s.dry_run, "never touch a switch: record what would be drained");
   app.add_option("--http", s.http_listen, "serve /healthz and /metrics on this loopback ADDR:PORT");
@@ -113,6 +117,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "medicd: %s\n", e.what());
     return 2;
   } catch (const fabric::TopologyError& e) {
+    std::fprintf(stderr, "medicd: %s\n", e.what());
+    return 2;
+  } catch (const detectors::ConfigError& e) {
     std::fprintf(stderr, "medicd: %s\n", e.what());
     return 2;
   } catch (const telemetry::CounterMapError& e) {

@@ -8,22 +8,38 @@
 
 namespace medic::sim {
 
+namespace {
+constexpr double kNoLight = -40.0;
+}
+
 FabricSim::FabricSim(const fabric::Topology& topology, uint64_t seed)
-    : topology_(topology), ports_(topology.ports().size()), links_(topology.links().size()) {
+    : topology_(topology),
+      ports_(topology.ports().size()),
+      links_(topology.links().size()),
+      modes_(topology.devices().size(), DeviceMode::normal) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> util(0.25, 0.6);
-  std::uniform_real_distribution<double> power(-1.0, 1.0);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
   std::uniform_real_distribution<double> temp(38.0, 52.0);
+  std::uniform_real_distribution<double> ber_exp(-10.0, -8.0);
   for (fabric::PortId p = 0; p < ports_.size(); ++p) {
     PortState& s = ports_[p];
     const fabric::LinkId l = topology.port(p).link;
     const double speed = l == fabric::kNone ? 0.0 : topology.link(l).speed_gbps;
     s.tx_pps = speed * 1e9 * util(rng) / (8.0 * s.avg_bytes);
-    s.rx_power_base = -2.0 + power(rng);
-    s.c.tx_power_dbm = 0.5 + power(rng) * 0.5;
+    s.tx_base_dbm = 0.5 + 0.5 * unit(rng);
+    // Multimode host links lose less than the fabric's single-mode runs; both stay well
+    // inside their optic types' budgets.
+    const bool host_link = l != fabric::kNone && !topology.device(topology.port(topology.peer(p)).device).is_switch();
+    s.fiber_loss_db = host_link ? 0.6 + 0.3 * unit(rng) : 1.2 + 0.6 * unit(rng);
+    for (double& o : s.lane_offset) o = 0.15 * unit(rng);
+    s.base_ber = std::pow(10.0, ber_exp(rng));
     s.c.temperature_c = temp(rng);
-    s.c.laser_bias_ma = 7.5 + power(rng);
-    s.c.rx_power_dbm = s.rx_power_base;
+    s.c.laser_bias_ma = 7.5 + unit(rng);
+  }
+  for (fabric::PortId p = 0; p < ports_.size(); ++p) {
+    ports_[p].c.tx_power_dbm = tx_power(p);
+    ports_[p].c.rx_power_dbm = rx_power(p, 0);
   }
 }
 
@@ -35,23 +51,65 @@ bool FabricSim::carries_traffic(fabric::LinkId link) const {
 double FabricSim::tx_rate(fabric::PortId p) const {
   const fabric::LinkId l = topology_.port(p).link;
   if (l == fabric::kNone || !links_[l].up || ports_[p].c.drained) return 0.0;
-  return ports_[p].tx_pps;
+  const PortState& s = ports_[p];
+  if (s.utilization >= 0) {
+    return topology_.link(l).speed_gbps * 1e9 * s.utilization / (8.0 * s.avg_bytes);
+  }
+  return s.tx_pps;
+}
+
+double FabricSim::tx_power(fabric::PortId p) const { return ports_[p].tx_base_dbm - ports_[p].tx_drop_db; }
+
+double FabricSim::rx_power(fabric::PortId p, double t) const {
+  const fabric::LinkId l = topology_.port(p).link;
+  const fabric::PortId peer = topology_.peer(p);
+  if (l == fabric::kNone || peer == fabric::kNone || !links_[l].up) return kNoLight;
+  const PortState& s = ports_[p];
+  const double drift = s.drift_db_per_s > 0 ? s.drift_db_per_s * std::max(0.0, t - s.drift_since) : 0.0;
+  return std::max(kNoLight, tx_power(peer) - s.fiber_loss_db - s.extra_loss_db - drift);
 }
 
 void FabricSim::integrate(fabric::PortId p, double t) {
   PortState& s = ports_[p];
   const double dt = t - s.last_t;
+  s.c.rx_power_dbm = rx_power(p, t);
+  s.c.tx_power_dbm = tx_power(p);
   if (dt <= 0) return;
+  const fabric::LinkId l = topology_.port(p).link;
   const fabric::PortId peer = topology_.peer(p);
+  const bool up = l != fabric::kNone && links_[l].up;
   const double tx = tx_rate(p) * dt;
   const double rx = peer == fabric::kNone ? 0.0 : tx_rate(peer) * dt;
+  // Corrupted frames fail their FCS and are not counted as received packets.
+  s.carry_crc += rx * s.crc_rate;
+  const double crc = std::floor(s.carry_crc);
+  s.carry_crc -= crc;
+  const double good = std::floor(rx) - crc;
   s.c.tx_packets += std::floor(tx);
-  s.c.rx_packets += std::floor(rx);
+  s.c.rx_packets += std::max(0.0, good);
   s.c.tx_bytes += std::floor(tx) * s.avg_bytes;
-  s.c.rx_bytes += std::floor(rx) * s.avg_bytes;
-  // A trickle of congestion discards, proportional to traffic (never errors on a clean link).
-  s.c.rx_discards += std::floor(rx * 1e-7);
+  s.c.rx_bytes += std::max(0.0, good) * s.avg_bytes;
+  s.c.crc_errors += crc;
+  s.c.rx_errors += crc;
+  s.c.symbol_errors += crc;  // every FCS failure here starts as a PCS symbol error
+  s.c.rx_discards += std::floor((rx + tx) * s.discard_rate);
+  if (up) {
+    const double speed_bps = topology_.link(l).speed_gbps * 1e9;
+    s.carry_bits += (s.base_ber + s.fec_ber) * speed_bps * dt;
+    const double bits = std::floor(s.carry_bits);
+    s.carry_bits -= bits;
+    s.c.fec_corrected_bits += bits;
+    s.c.fec_uncorrectable += std::floor(s.uncorrectable_per_s * dt);
+    s.c.tx_pause += std::floor(s.pause_tx_per_s * dt);
+    if (peer != fabric::kNone) s.c.rx_pause += std::floor(ports_[peer].pause_tx_per_s * dt);
+  }
   s.last_t = t;
+}
+
+void FabricSim::integrate_link(fabric::PortId p, double t) {
+  integrate(p, t);
+  const fabric::PortId peer = topology_.peer(p);
+  if (peer != fabric::kNone) integrate(peer, t);
 }
 
 void FabricSim::set_link_up(fabric::LinkId link, bool up, double t) {
@@ -65,8 +123,58 @@ void FabricSim::set_link_up(fabric::LinkId link, bool up, double t) {
     PortCounters& c = ports_[p].c;
     c.oper_up = up;
     c.carrier_changes += 1;
-    c.rx_power_dbm = up ? ports_[p].rx_power_base : -40.0;
+    if (!up) c.link_down_events += 1;
+    c.rx_power_dbm = rx_power(p, t);
   }
+}
+
+void FabricSim::apply(const Fault& f, SimEvent::Phase phase, double t) {
+  if (phase == SimEvent::Phase::link_down || phase == SimEvent::Phase::link_up) {
+    set_link_up(f.link, phase == SimEvent::Phase::link_up, t);
+    return;
+  }
+  const bool on = phase == SimEvent::Phase::start;
+  if (f.port != fabric::kNone) integrate_link(f.port, t);
+  PortState* s = f.port != fabric::kNone ? &ports_[f.port] : nullptr;
+  switch (f.kind) {
+    case FaultKind::optics_loss: s->extra_loss_db = on ? f.value : 0; break;
+    case FaultKind::weak_tx: s->tx_drop_db = on ? f.value : 0; break;
+    case FaultKind::optics_drift:
+      s->drift_db_per_s = on ? f.value / 60.0 : 0;
+      s->drift_since = t;
+      break;
+    case FaultKind::corrupt: s->crc_rate = on ? f.value : 0; break;
+    case FaultKind::fec:
+      s->fec_ber = on ? f.value : 0;
+      s->uncorrectable_per_s = on ? f.value2 : 0;
+      break;
+    case FaultKind::pause: s->pause_tx_per_s = on ? f.value : 0; break;
+    case FaultKind::congestion:
+      s->utilization = on ? f.value : -1;
+      s->discard_rate = on ? f.value2 : 1e-8;
+      break;
+    case FaultKind::silent: modes_[f.device] = on ? DeviceMode::silent : DeviceMode::normal; break;
+    case FaultKind::garbage: modes_[f.device] = on ? DeviceMode::garbage : DeviceMode::normal; break;
+    case FaultKind::reboot:
+      if (on) {
+        for (const fabric::PortId p : topology_.ports_of(f.device)) {
+          integrate_link(p, t);
+          PortCounters& c = ports_[p].c;
+          const PortCounters keep = c;
+          c = PortCounters{};
+          c.oper_up = keep.oper_up;
+          c.drained = keep.drained;
+          c.rx_power_dbm = keep.rx_power_dbm;
+          c.tx_power_dbm = keep.tx_power_dbm;
+          c.temperature_c = keep.temperature_c;
+          c.laser_bias_ma = keep.laser_bias_ma;
+        }
+      }
+      break;
+    case FaultKind::flap:
+    case FaultKind::down: break;
+  }
+  if (f.port != fabric::kNone) integrate_link(f.port, t);
 }
 
 Result<PortCounters> FabricSim::set_drained(fabric::DeviceId device, std::string_view port, bool drained, double t) {
@@ -74,9 +182,7 @@ Result<PortCounters> FabricSim::set_drained(fabric::DeviceId device, std::string
   if (!p || topology_.port(*p).link == fabric::kNone) {
     return Error{"unknown interface " + quote(port) + " on " + topology_.device(device).name};
   }
-  integrate(*p, t);
-  const fabric::PortId peer = topology_.peer(*p);
-  if (peer != fabric::kNone) integrate(peer, t);
+  integrate_link(*p, t);
   ports_[*p].c.drained = drained;
   return ports_[*p].c;
 }
@@ -94,80 +200,237 @@ PortCounters FabricSim::counters(fabric::PortId port, double t) {
   return ports_[port].c;
 }
 
+namespace {
+
+class PromWriter {
+ public:
+  explicit PromWriter(std::string& out) : out_(out) {}
+  void family(const char* name, const char* type, const char* help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+  void sample(const char* name, const char* label, const std::string& port, double v) {
+    std::snprintf(buf_, sizeof buf_, "%s{%s=\"%s\"} %.17g\n", name, label, port.c_str(), v);
+    out_ += buf_;
+  }
+  void lane(const char* name, const std::string& port, int lane, double v) {
+    std::snprintf(buf_, sizeof buf_, "%s{interface=\"%s\",lane=\"%d\"} %.2f\n", name, port.c_str(), lane, v);
+    out_ += buf_;
+  }
+
+ private:
+  std::string& out_;
+  char buf_[256];
+};
+
+}  // namespace
+
 std::string FabricSim::render_prometheus(fabric::DeviceId device, double t) {
+  const auto ports = topology_.ports_of(device);
+  std::vector<const PortState*> ps;
+  std::vector<PortCounters> cs;
+  cs.reserve(ports.size());
+  for (const fabric::PortId p : ports) {
+    cs.push_back(counters(p, t));
+    ps.push_back(&ports_[p]);
+  }
+  std::string out;
+  out.reserve(ports.size() * 2200 + 4000);
+  PromWriter w(out);
   struct Family {
     const char* name;
     const char* type;
     const char* help;
+    double PortCounters::*field;
   };
-  static constexpr Family kFamilies[] = {
-      {"node_network_up", "gauge", "Value is 1 if operstate is 'up', 0 otherwise."},
-      {"node_network_carrier_changes_total", "counter", "Network device property: carrier_changes_total"},
-      {"node_network_receive_packets_total", "counter", "Network device statistic receive_packets."},
-      {"node_network_transmit_packets_total", "counter", "Network device statistic transmit_packets."},
-      {"node_network_receive_bytes_total", "counter", "Network device statistic receive_bytes."},
-      {"node_network_transmit_bytes_total", "counter", "Network device statistic transmit_bytes."},
-      {"node_network_receive_errs_total", "counter", "Network device statistic receive_errs."},
-      {"node_network_transmit_errs_total", "counter", "Network device statistic transmit_errs."},
-      {"node_network_receive_drop_total", "counter", "Network device statistic receive_drop."},
-      {"node_network_transmit_drop_total", "counter", "Network device statistic transmit_drop."},
-      {"optics_rx_power_dbm", "gauge", "Transceiver receive power per lane, dBm."},
-      {"optics_tx_power_dbm", "gauge", "Transceiver transmit power per lane, dBm."},
-      {"optics_temperature_celsius", "gauge", "Transceiver temperature."},
-      {"optics_laser_bias_milliamps", "gauge", "Transceiver laser bias current per lane."},
+  static const Family kPortFamilies[] = {
+      {"node_network_carrier_changes_total", "counter", "Network device property: carrier_changes_total",
+       &PortCounters::carrier_changes},
+      {"node_network_receive_packets_total", "counter", "Network device statistic receive_packets.",
+       &PortCounters::rx_packets},
+      {"node_network_transmit_packets_total", "counter", "Network device statistic transmit_packets.",
+       &PortCounters::tx_packets},
+      {"node_network_receive_bytes_total", "counter", "Network device statistic receive_bytes.", &PortCounters::rx_bytes},
+      {"node_network_transmit_bytes_total", "counter", "Network device statistic transmit_bytes.",
+       &PortCounters::tx_bytes},
+      {"node_network_receive_errs_total", "counter", "Network device statistic receive_errs.", &PortCounters::rx_errors},
+      {"node_network_transmit_errs_total", "counter", "Network device statistic transmit_errs.",
+       &PortCounters::tx_errors},
+      {"node_network_receive_drop_total", "counter", "Network device statistic receive_drop.",
+       &PortCounters::rx_discards},
+      {"node_network_transmit_drop_total", "counter", "Network device statistic transmit_drop.",
+       &PortCounters::tx_discards},
+      {"node_ethtool_received_crc_errors_phy", "untyped", "Network interface rx_crc_errors_phy",
+       &PortCounters::crc_errors},
+      {"node_ethtool_received_symbol_err_phy", "untyped", "Network interface rx_symbol_err_phy",
+       &PortCounters::symbol_errors},
+      {"node_ethtool_received_pause_ctrl_phy", "untyped", "Network interface rx_pause_ctrl_phy",
+       &PortCounters::rx_pause},
+      {"node_ethtool_transmitted_pause_ctrl_phy", "untyped", "Network interface tx_pause_ctrl_phy",
+       &PortCounters::tx_pause},
   };
-  const auto ports = topology_.ports_of(device);
-  std::vector<PortCounters> cs;
-  cs.reserve(ports.size());
-  for (const fabric::PortId p : ports) cs.push_back(counters(p, t));
-  std::string out;
-  out.reserve(ports.size() * 1200 + 2000);
-  char buf[256];
-  for (size_t f = 0; f < std::size(kFamilies); ++f) {
-    const Family& fam = kFamilies[f];
-    out += "# HELP ";
-    out += fam.name;
-    out += ' ';
-    out += fam.help;
-    out += "\n# TYPE ";
-    out += fam.name;
-    out += ' ';
-    out += fam.type;
-    out += '\n';
+  w.family("node_network_up", "gauge", "Value is 1 if operstate is 'up', 0 otherwise.");
+  for (size_t i = 0; i < ports.size(); ++i) {
+    w.sample("node_network_up", "device", topology_.port(ports[i]).name, cs[i].oper_up ? 1 : 0);
+  }
+  for (const Family& f : kPortFamilies) {
+    w.family(f.name, f.type, f.help);
+    for (size_t i = 0; i < ports.size(); ++i) w.sample(f.name, "device", topology_.port(ports[i]).name, cs[i].*f.field);
+  }
+  w.family("fec_corrected_bits_total", "counter", "Bits corrected by FEC on receive.");
+  for (size_t i = 0; i < ports.size(); ++i) {
+    w.sample("fec_corrected_bits_total", "interface", topology_.port(ports[i]).name, cs[i].fec_corrected_bits);
+  }
+  w.family("fec_uncorrectable_codewords_total", "counter", "FEC codewords that could not be corrected.");
+  for (size_t i = 0; i < ports.size(); ++i) {
+    w.sample("fec_uncorrectable_codewords_total", "interface", topology_.port(ports[i]).name, cs[i].fec_uncorrectable);
+  }
+  w.family("optics_temperature_celsius", "gauge", "Transceiver temperature.");
+  for (size_t i = 0; i < ports.size(); ++i) {
+    w.sample("optics_temperature_celsius", "interface", topology_.port(ports[i]).name, cs[i].temperature_c);
+  }
+  struct LaneFamily {
+    const char* name;
+    const char* help;
+    int which;
+  };
+  static const LaneFamily kLanes[] = {{"optics_rx_power_dbm", "Transceiver receive power per lane, dBm.", 0},
+                                      {"optics_tx_power_dbm", "Transceiver transmit power per lane, dBm.", 1},
+                                      {"optics_laser_bias_milliamps", "Transceiver laser bias current per lane.", 2}};
+  for (const LaneFamily& f : kLanes) {
+    w.family(f.name, "gauge", f.help);
     for (size_t i = 0; i < ports.size(); ++i) {
-      const PortCounters& c = cs[i];
-      const std::string& name = topology_.port(ports[i]).name;
-      double v = 0;
-      switch (f) {
-        case 0: v = c.oper_up ? 1 : 0; break;
-        case 1: v = c.carrier_changes; break;
-        case 2: v = c.rx_packets; break;
-        case 3: v = c.tx_packets; break;
-        case 4: v = c.rx_bytes; break;
-        case 5: v = c.tx_bytes; break;
-        case 6: v = c.rx_errors; break;
-        case 7: v = c.tx_errors; break;
-        case 8: v = c.rx_discards; break;
-        case 9: v = c.tx_discards; break;
-        default: break;
-      }
-      if (f < 10) {
-        std::snprintf(buf, sizeof buf, "%s{device=\"%s\"} %.17g\n", fam.name, name.c_str(), v);
-        out += buf;
-      } else if (f == 12) {
-        std::snprintf(buf, sizeof buf, "%s{interface=\"%s\"} %.2f\n", fam.name, name.c_str(), c.temperature_c);
-        out += buf;
-      } else {
-        // Four lanes of a 400G-DR4 optic; lanes differ slightly.
-        for (int lane = 1; lane <= 4; ++lane) {
-          const double base = f == 10 ? c.rx_power_dbm : f == 11 ? c.tx_power_dbm : c.laser_bias_ma;
-          const double lv = base - 0.05 * (lane - 1);
-          std::snprintf(buf, sizeof buf, "%s{interface=\"%s\",lane=\"%d\"} %.2f\n", fam.name, name.c_str(), lane, lv);
-          out += buf;
-        }
+      for (int lane = 0; lane < 4; ++lane) {
+        const double base = f.which == 0 ? cs[i].rx_power_dbm : f.which == 1 ? cs[i].tx_power_dbm : cs[i].laser_bias_ma;
+        const double v = f.which == 2 || base <= kNoLight ? base : base + ps[i]->lane_offset[lane];
+        w.lane(f.name, topology_.port(ports[i]).name, lane + 1, v);
       }
     }
   }
+  return out;
+}
+
+std::string FabricSim::render_host(fabric::DeviceId device, double t) {
+  const auto ports = topology_.ports_of(device);
+  std::vector<PortCounters> cs;
+  for (const fabric::PortId p : ports) cs.push_back(counters(p, t));
+  std::string out;
+  out.reserve(ports.size() * 1800 + 2000);
+  PromWriter w(out);
+  struct Family {
+    const char* name;
+    const char* type;
+    const char* help;
+    double PortCounters::*field;
+  };
+  static const Family kFamilies[] = {
+      {"node_network_carrier_changes_total", "counter", "Network device property: carrier_changes_total",
+       &PortCounters::carrier_changes},
+      {"node_network_receive_packets_total", "counter", "Network device statistic receive_packets.",
+       &PortCounters::rx_packets},
+      {"node_network_transmit_packets_total", "counter", "Network device statistic transmit_packets.",
+       &PortCounters::tx_packets},
+      {"node_network_receive_bytes_total", "counter", "Network device statistic receive_bytes.", &PortCounters::rx_bytes},
+      {"node_network_transmit_bytes_total", "counter", "Network device statistic transmit_bytes.",
+       &PortCounters::tx_bytes},
+      {"node_network_receive_errs_total", "counter", "Network device statistic receive_errs.", &PortCounters::rx_errors},
+      {"node_network_receive_drop_total", "counter", "Network device statistic receive_drop.",
+       &PortCounters::rx_discards},
+      {"node_ethtool_received_crc_errors_phy", "untyped", "Network interface rx_crc_errors_phy",
+       &PortCounters::crc_errors},
+      {"node_ethtool_received_symbol_err_phy", "untyped", "Network interface rx_symbol_err_phy",
+       &PortCounters::symbol_errors},
+      {"node_ethtool_link_down_events_phy", "untyped", "Network interface link_down_events_phy",
+       &PortCounters::link_down_events},
+      {"node_ethtool_received_pause_ctrl_phy", "untyped", "Network interface rx_pause_ctrl_phy",
+       &PortCounters::rx_pause},
+      {"node_ethtool_transmitted_pause_ctrl_phy", "untyped", "Network interface tx_pause_ctrl_phy",
+       &PortCounters::tx_pause},
+      {"node_ethtool_received_discards_phy", "untyped", "Network interface rx_discards_phy",
+       &PortCounters::rx_discards},
+      {"node_ethtool_received_corrected_bits_phy", "untyped", "Network interface rx_corrected_bits_phy",
+       &PortCounters::fec_corrected_bits},
+  };
+  w.family("node_network_up", "gauge", "Value is 1 if operstate is 'up', 0 otherwise.");
+  for (size_t i = 0; i < ports.size(); ++i) {
+    w.sample("node_network_up", "device", topology_.port(ports[i]).name, cs[i].oper_up ? 1 : 0);
+  }
+  for (const Family& f : kFamilies) {
+    w.family(f.name, f.type, f.help);
+    for (size_t i = 0; i < ports.size(); ++i) w.sample(f.name, "device", topology_.port(ports[i]).name, cs[i].*f.field);
+  }
+  return out;
+}
+
+std::string FabricSim::render_openconfig(fabric::DeviceId device, double t) {
+  // Written by hand rather than through a JSON library: this is the hot path of a
+  // zone-wide scrape, and the shape is fixed. Counters are strings, as RFC 7951 encodes
+  // 64-bit integers; readings are decimal64 strings.
+  const auto ports = topology_.ports_of(device);
+  std::string out;
+  out.reserve(ports.size() * 1600 + 256);
+  char buf[512];
+  auto counter = [&](const char* name, double v, bool last = false) {
+    std::snprintf(buf, sizeof buf, "\"%s\":\"%.0f\"%s", name, v, last ? "" : ",");
+    out += buf;
+  };
+  out += "{\"openconfig-interfaces:interfaces\":{\"interface\":[";
+  std::vector<PortCounters> cs;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const PortCounters c = counters(ports[i], t);
+    cs.push_back(c);
+    const std::string& name = topology_.port(ports[i]).name;
+    if (i) out += ',';
+    out += "{\"name\":\"" + name + "\",\"state\":{\"name\":\"" + name + "\",\"oper-status\":\"" +
+           (c.oper_up ? "UP" : "DOWN") + "\",\"openconfig-platform-transceiver:transceiver\":\"" + name +
+           "-xcvr\",\"counters\":{";
+    counter("carrier-transitions", c.carrier_changes);
+    counter("in-pkts", c.rx_packets);
+    counter("out-pkts", c.tx_packets);
+    counter("in-octets", c.rx_bytes);
+    counter("out-octets", c.tx_bytes);
+    counter("in-errors", c.rx_errors);
+    counter("out-errors", c.tx_errors);
+    counter("in-discards", c.rx_discards);
+    counter("out-discards", c.tx_discards);
+    counter("in-fcs-errors", c.crc_errors, true);
+    out += "}},\"openconfig-if-ethernet:ethernet\":{\"state\":{\"counters\":{";
+    counter("in-crc-errors", c.crc_errors);
+    counter("in-mac-pause-frames", c.rx_pause);
+    counter("out-mac-pause-frames", c.tx_pause, true);
+    out += "}}}}";
+  }
+  out += "]},\"openconfig-platform:components\":{\"component\":[";
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const PortCounters& c = cs[i];
+    const std::string& name = topology_.port(ports[i]).name;
+    if (i) out += ',';
+    std::snprintf(buf, sizeof buf, "{\"name\":\"%s-xcvr\",\"state\":{\"temperature\":{\"instant\":\"%.1f\"}},",
+                  name.c_str(), c.temperature_c);
+    out += buf;
+    out += "\"openconfig-platform-transceiver:transceiver\":{\"state\":{";
+    counter("fec-corrected-bits", c.fec_corrected_bits);
+    counter("fec-uncorrectable-words", c.fec_uncorrectable, true);
+    out += "},\"physical-channels\":{\"channel\":[";
+    for (int lane = 0; lane < 4; ++lane) {
+      const double off = ports_[ports[i]].lane_offset[lane];
+      const double rx = c.rx_power_dbm <= kNoLight ? c.rx_power_dbm : c.rx_power_dbm + off;
+      std::snprintf(buf, sizeof buf,
+                    "%s{\"index\":%d,\"state\":{\"index\":%d,\"input-power\":{\"instant\":\"%.2f\"},"
+                    "\"output-power\":{\"instant\":\"%.2f\"},\"laser-bias-current\":{\"instant\":\"%.2f\"}}}",
+                    lane ? "," : "", lane, lane, rx, c.tx_power_dbm + off, c.laser_bias_ma);
+      out += buf;
+    }
+    out += "]}}}";
+  }
+  out += "]}}";
   return out;
 }
 

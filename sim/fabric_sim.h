@@ -1,6 +1,7 @@
 // The emulated fabric behind fabsim: per-port counters that grow with the traffic each link
-// carries, oper and drain state, and the link events a scenario injects. Time is passed in
-// (seconds since the emulator started) so the model is deterministic under test.
+// carries, oper and drain state, optics readings that follow the light actually sent and
+// lost on the way, and the faults a scenario injects. Time is passed in (seconds since the
+// emulator started) so the model is deterministic under test.
 #pragma once
 
 #include <cstdint>
@@ -10,17 +11,23 @@
 
 #include "common/result.h"
 #include "fabric/topology.h"
+#include "sim/scenario.h"
 
 namespace medic::sim {
 
 struct PortCounters {
   bool oper_up = true;
   bool drained = false;
-  double carrier_changes = 0;
+  double carrier_changes = 0, link_down_events = 0;
   double rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0;
   double rx_errors = 0, tx_errors = 0, rx_discards = 0, tx_discards = 0;
+  double crc_errors = 0, symbol_errors = 0;
+  double fec_corrected_bits = 0, fec_uncorrectable = 0;
+  double rx_pause = 0, tx_pause = 0;
   double rx_power_dbm = 0, tx_power_dbm = 0, temperature_c = 0, laser_bias_ma = 0;
 };
+
+enum class DeviceMode : uint8_t { normal, silent, garbage };
 
 class FabricSim {
  public:
@@ -30,7 +37,7 @@ class FabricSim {
 
   void set_link_up(fabric::LinkId link, bool up, double t);
   bool link_up(fabric::LinkId link) const { return links_[link].up; }
-  // A link carries traffic in a direction when it is up and the sending end is not drained.
+  // A link carries traffic when it is up and at least one end is not drained.
   bool carries_traffic(fabric::LinkId link) const;
 
   // Drain or undrain a switch interface (idempotent). Error: unknown interface.
@@ -39,27 +46,47 @@ class FabricSim {
 
   PortCounters counters(fabric::PortId port, double t);
 
-  // The device's port counters in the Prometheus text format, with node_exporter names
-  // for interfaces and optics_* gauges for transceivers.
+  // A scenario event: a link down/up, or a fault starting or ending.
+  void apply(const Fault& fault, SimEvent::Phase phase, double t);
+  DeviceMode mode(fabric::DeviceId device) const { return modes_[device]; }
+
+  // A switch's ports in the Prometheus text format (node_exporter names, ethtool PHY
+  // counters, optics_* and fec_* families).
   std::string render_prometheus(fabric::DeviceId device, double t);
+  // A host's NICs as node_exporter 1.5 with its ethtool collector reports a mlx5 NIC.
+  std::string render_host(fabric::DeviceId device, double t);
+  // A switch as a gNMI gateway returns it: OpenConfig JSON (RFC 7951).
+  std::string render_openconfig(fabric::DeviceId device, double t);
 
  private:
   struct PortState {
     double last_t = 0;
-    double tx_pps = 0;  // offered load when the port may send
+    double tx_pps = 0;        // offered load when the port may send
     double avg_bytes = 4096;
+    double tx_base_dbm = 0.5;
+    double fiber_loss_db = 1;  // on the light this port receives
+    double lane_offset[4] = {0, 0, 0, 0};
+    double base_ber = 1e-9;
+    double carry_crc = 0, carry_bits = 0;  // fractional parts carried between integrations
+    // Impairments set by faults.
+    double extra_loss_db = 0, tx_drop_db = 0, drift_db_per_s = 0, drift_since = 0;
+    double crc_rate = 0, fec_ber = 0, uncorrectable_per_s = 0, pause_tx_per_s = 0;
+    double utilization = -1, discard_rate = 1e-8;
     PortCounters c;
-    double rx_power_base = -2.0;
   };
   struct LinkState {
     bool up = true;
   };
   double tx_rate(fabric::PortId p) const;
+  double tx_power(fabric::PortId p) const;
+  double rx_power(fabric::PortId p, double t) const;
   void integrate(fabric::PortId p, double t);
+  void integrate_link(fabric::PortId p, double t);
 
   const fabric::Topology& topology_;
   std::vector<PortState> ports_;
   std::vector<LinkState> links_;
+  std::vector<DeviceMode> modes_;
 };
 
 }  // namespace medic::sim

@@ -100,7 +100,6 @@ int main(int argc, char** argv) {
       addrs.insert(*hp);
     } else {
       for (const auto& d : topo.devices()) {
-        if (!d.is_switch()) continue;
         for (const std::string* u : {&d.telemetry_url, &d.driver_url}) {
           if (u->empty()) continue;
           const auto hp = url_host_port(*u);
@@ -140,6 +139,9 @@ int main(int argc, char** argv) {
         s["telemetry"] = rewrite(s["telemetry"].get<std::string>(), base);
         if (s["driver"].contains("url")) s["driver"]["url"] = rewrite(s["driver"]["url"].get<std::string>(), base);
       }
+      for (auto& h : doc["hosts"]) {
+        if (h.contains("telemetry")) h["telemetry"] = rewrite(h["telemetry"].get<std::string>(), base);
+      }
       const std::string tmp = export_path + ".tmp";
       {
         std::ofstream out(tmp);
@@ -157,8 +159,19 @@ int main(int argc, char** argv) {
           io, t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(ev.at_s)));
       timer->async_wait([&, ev](const boost::system::error_code& ec) {
         if (ec) return;
-        fabric.set_link_up(ev.link, ev.up, now_s());
-        spdlog::info("t={:.2f}s link {} {}", now_s(), topo.link(ev.link).name, ev.up ? "up" : "down");
+        const sim::Fault& f = scenario.faults[ev.fault];
+        fabric.apply(f, ev.phase, now_s());
+        std::string what;
+        if (ev.phase == sim::SimEvent::Phase::link_down || ev.phase == sim::SimEvent::Phase::link_up) {
+          what = "link " + topo.link(ev.link).name + (ev.up ? " up" : " down");
+        } else {
+          const std::string target = f.port != fabric::kNone ? topo.endpoint_name(f.port)
+                                     : f.device != fabric::kNone ? topo.device(f.device).name
+                                                                 : topo.link(f.link).name;
+          what = std::string(sim::to_string(f.kind)) + " on " + target +
+                 (ev.phase == sim::SimEvent::Phase::start ? " starts" : " ends");
+        }
+        spdlog::info("t={:.2f}s {}", now_s(), what);
       });
       timers.push_back(std::move(timer));
     }

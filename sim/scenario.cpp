@@ -1,6 +1,7 @@
 #include "sim/scenario.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,21 +13,64 @@ namespace medic::sim {
 
 using nlohmann::json;
 
-std::vector<LinkEvent> Scenario::events() const {
-  std::vector<LinkEvent> out;
-  for (const Fault& f : faults) {
+namespace {
+
+struct KindSpec {
+  FaultKind kind;
+  const char* name;
+  const char* target;  // "link", "end" or "device"
+  std::vector<const char*> keys;      // besides kind, the target, at_s, duration_s, comment
+  std::vector<const char*> required;  // of those keys
+};
+
+const std::vector<KindSpec>& specs() {
+  static const std::vector<KindSpec> s = {
+      {FaultKind::flap, "flap", "link", {"count", "period_s", "down_s"}, {"count"}},
+      {FaultKind::down, "down", "link", {}, {}},
+      {FaultKind::optics_loss, "optics_loss", "end", {"extra_loss_db"}, {"extra_loss_db"}},
+      {FaultKind::weak_tx, "weak_tx", "end", {"tx_drop_db"}, {"tx_drop_db"}},
+      {FaultKind::optics_drift, "optics_drift", "end", {"db_per_min"}, {"db_per_min"}},
+      {FaultKind::corrupt, "corrupt", "end", {"rate"}, {"rate"}},
+      {FaultKind::fec, "fec", "end", {"ber", "uncorrectable_per_s"}, {"ber"}},
+      {FaultKind::pause, "pause", "end", {"frames_per_s"}, {"frames_per_s"}},
+      {FaultKind::congestion, "congestion", "end", {"utilization", "discard_rate"}, {"utilization", "discard_rate"}},
+      {FaultKind::silent, "silent", "device", {}, {}},
+      {FaultKind::garbage, "garbage", "device", {}, {}},
+      {FaultKind::reboot, "reboot", "device", {}, {}},
+  };
+  return s;
+}
+
+}  // namespace
+
+std::string_view to_string(FaultKind k) {
+  for (const auto& s : specs()) {
+    if (s.kind == k) return s.name;
+  }
+  return "?";
+}
+
+std::vector<SimEvent> Scenario::events() const {
+  std::vector<SimEvent> out;
+  for (size_t i = 0; i < faults.size(); ++i) {
+    const Fault& f = faults[i];
     if (f.kind == FaultKind::flap) {
-      for (int i = 0; i < f.count; ++i) {
-        const double t = f.at_s + i * f.period_s;
-        out.push_back({t, f.link, false});
-        out.push_back({t + f.down_s, f.link, true});
+      for (int n = 0; n < f.count; ++n) {
+        const double t = f.at_s + n * f.period_s;
+        out.push_back({t, i, SimEvent::Phase::link_down, f.link, false});
+        out.push_back({t + f.down_s, i, SimEvent::Phase::link_up, f.link, true});
       }
+    } else if (f.kind == FaultKind::down) {
+      out.push_back({f.at_s, i, SimEvent::Phase::link_down, f.link, false});
+      if (f.duration_s > 0) out.push_back({f.at_s + f.duration_s, i, SimEvent::Phase::link_up, f.link, true});
     } else {
-      out.push_back({f.at_s, f.link, false});
-      if (f.duration_s > 0) out.push_back({f.at_s + f.duration_s, f.link, true});
+      out.push_back({f.at_s, i, SimEvent::Phase::start, fabric::kNone, false});
+      if (f.duration_s > 0 && f.kind != FaultKind::reboot) {
+        out.push_back({f.at_s + f.duration_s, i, SimEvent::Phase::end, fabric::kNone, false});
+      }
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const LinkEvent& a, const LinkEvent& b) { return a.at_s < b.at_s; });
+  std::stable_sort(out.begin(), out.end(), [](const SimEvent& a, const SimEvent& b) { return a.at_s < b.at_s; });
   return out;
 }
 
@@ -51,11 +95,19 @@ Scenario parse_scenario(std::string_view text, const std::string& source, const 
     const json& f = (*arr)[i];
     const std::string path = "$.faults[" + std::to_string(i) + "]";
     if (!f.is_object()) fail(path, "expected an object");
+    const auto kind = f.find("kind");
+    if (kind == f.end() || !kind->is_string()) fail(path + ".kind", "expected a fault kind");
+    const KindSpec* spec = nullptr;
+    std::vector<std::string> names;
+    for (const auto& sp : specs()) {
+      names.emplace_back(sp.name);
+      if (*kind == sp.name) spec = &sp;
+    }
+    if (spec == nullptr) fail(path + ".kind", "unknown fault kind " + kind->dump() + " (expected " + join(names, ", ") + ")");
     for (const auto& [k, v] : f.items()) {
-      if (k != "kind" && k != "link" && k != "at_s" && k != "count" && k != "period_s" &&
-          k != "down_s" && k != "duration_s" && k != "comment") {
-        fail(path, "unknown key " + quote(k));
-      }
+      bool ok = k == "kind" || k == "at_s" || k == "duration_s" || k == "comment" || k == spec->target;
+      for (const char* key : spec->keys) ok = ok || k == key;
+      if (!ok) fail(path, "unknown key " + quote(k) + " for a " + spec->name + " fault");
     }
     auto num = [&](const char* key, double def, bool required) {
       const auto it = f.find(key);
@@ -68,36 +120,73 @@ Scenario parse_scenario(std::string_view text, const std::string& source, const 
       }
       return it->get<double>();
     };
+    auto required = [&](const char* key) {
+      return std::find_if(spec->required.begin(), spec->required.end(),
+                          [&](const char* r) { return std::string_view(r) == key; }) != spec->required.end();
+    };
     Fault fault;
-    const auto kind = f.find("kind");
-    if (kind == f.end() || !kind->is_string()) fail(path + ".kind", "expected \"flap\" or \"down\"");
-    if (*kind == "flap") {
-      fault.kind = FaultKind::flap;
-    } else if (*kind == "down") {
-      fault.kind = FaultKind::down;
-    } else {
-      fail(path + ".kind", "unknown fault kind " + kind->dump() + " (expected flap or down)");
+    fault.kind = spec->kind;
+    const std::string target = spec->target;
+    const auto t = f.find(target);
+    if (t == f.end() || !t->is_string()) {
+      fail(path + "." + target, target == "link"   ? "expected a link name or \"device:port\""
+                                : target == "end" ? "expected the affected end, written \"device:port\""
+                                                  : "expected a device name");
     }
-    const auto link = f.find("link");
-    if (link == f.end() || !link->is_string()) fail(path + ".link", "expected a link name or \"device:port\"");
-    const auto id = topology.find_link(link->get<std::string>());
-    if (!id) fail(path + ".link", "unknown link " + quote(link->get<std::string>()));
-    fault.link = *id;
-    fault.at_s = num("at_s", 0, true);
-    if (fault.kind == FaultKind::flap) {
-      const double count = num("count", 1, true);
-      if (count < 1 || count > 100000 || count != std::floor(count)) {
-        fail(path + ".count", "expected a whole number of flaps from 1 to 100000");
-      }
-      fault.count = static_cast<int>(count);
-      fault.period_s = num("period_s", 1.0, false);
-      fault.down_s = num("down_s", std::min(0.2, fault.period_s / 2), false);
-      if (fault.period_s <= 0) fail(path + ".period_s", "must be positive");
-      if (fault.down_s <= 0 || fault.down_s >= fault.period_s) {
-        fail(path + ".down_s", "must be positive and shorter than period_s");
-      }
+    const std::string ref = t->get<std::string>();
+    if (target == "link") {
+      const auto id = topology.find_link(ref);
+      if (!id) fail(path + ".link", "unknown link " + quote(ref));
+      fault.link = *id;
+    } else if (target == "end") {
+      const size_t colon = ref.rfind(':');
+      const auto p = colon == std::string::npos ? std::nullopt
+                                                : topology.find_port(ref.substr(0, colon), ref.substr(colon + 1));
+      if (!p || topology.port(*p).link == fabric::kNone) fail(path + ".end", "unknown port " + quote(ref));
+      fault.port = *p;
+      fault.link = topology.port(*p).link;
     } else {
-      fault.duration_s = num("duration_s", 0, false);
+      const auto d = topology.find_device(ref);
+      if (!d) fail(path + ".device", "unknown device " + quote(ref));
+      fault.device = *d;
+    }
+    fault.at_s = num("at_s", 0, true);
+    fault.duration_s = num("duration_s", 0, false);
+    switch (fault.kind) {
+      case FaultKind::flap: {
+        const double count = num("count", 1, true);
+        if (count < 1 || count > 100000 || count != std::floor(count)) {
+          fail(path + ".count", "expected a whole number of flaps from 1 to 100000");
+        }
+        fault.count = static_cast<int>(count);
+        fault.period_s = num("period_s", 1.0, false);
+        fault.down_s = num("down_s", std::min(0.2, fault.period_s / 2), false);
+        if (fault.period_s <= 0) fail(path + ".period_s", "must be positive");
+        if (fault.down_s <= 0 || fault.down_s >= fault.period_s) {
+          fail(path + ".down_s", "must be positive and shorter than period_s");
+        }
+        break;
+      }
+      case FaultKind::optics_loss: fault.value = num("extra_loss_db", 0, required("extra_loss_db")); break;
+      case FaultKind::weak_tx: fault.value = num("tx_drop_db", 0, required("tx_drop_db")); break;
+      case FaultKind::optics_drift: fault.value = num("db_per_min", 0, required("db_per_min")); break;
+      case FaultKind::corrupt:
+        fault.value = num("rate", 0, true);
+        if (fault.value > 1) fail(path + ".rate", "a share of frames must be at most 1");
+        break;
+      case FaultKind::fec:
+        fault.value = num("ber", 0, true);
+        if (fault.value > 0.5) fail(path + ".ber", "a bit error rate must be at most 0.5");
+        fault.value2 = num("uncorrectable_per_s", 0, false);
+        break;
+      case FaultKind::pause: fault.value = num("frames_per_s", 0, true); break;
+      case FaultKind::congestion:
+        fault.value = num("utilization", 0, true);
+        fault.value2 = num("discard_rate", 0, true);
+        if (fault.value > 1) fail(path + ".utilization", "must be at most 1");
+        if (fault.value2 > 1) fail(path + ".discard_rate", "must be at most 1");
+        break;
+      default: break;
     }
     s.faults.push_back(fault);
   }

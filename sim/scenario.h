@@ -11,31 +11,49 @@
 namespace medic::sim {
 
 enum class FaultKind : uint8_t {
-  flap,  // the link goes down and up `count` times, every `period_s`, down for `down_s`
-  down,  // the link goes down at `at_s` (and up again after `duration_s`, if given)
+  flap,          // link: down and up `count` times, every `period_s`, down for `down_s`
+  down,          // link: down at `at_s` (up again after `duration_s`, if given)
+  optics_loss,   // end: the light it receives is `value` dB weaker (a dirty connector, a bent fiber)
+  weak_tx,       // end: its transmitter is `value` dB weaker (a dying laser)
+  optics_drift,  // end: the light it receives fades by `value` dB per minute
+  corrupt,       // end: a share `value` of the frames it receives fail their FCS
+  fec,           // end: pre-FEC BER `value` on what it receives; `value2` uncorrectable codewords/s
+  pause,         // end: it sends `value` pause frames per second (a slow receiver on a host NIC)
+  congestion,    // end: runs at utilization `value` and discards a share `value2` of packets
+  silent,        // device: stops answering its telemetry endpoint (HTTP 503)
+  garbage,       // device: answers with a malformed payload
+  reboot,        // device: restarts, its counters start again from zero
 };
+std::string_view to_string(FaultKind k);
 
 struct Fault {
   FaultKind kind = FaultKind::flap;
-  fabric::LinkId link = fabric::kNone;
+  fabric::LinkId link = fabric::kNone;      // flap, down
+  fabric::PortId port = fabric::kNone;      // the port-level faults ("end")
+  fabric::DeviceId device = fabric::kNone;  // silent, garbage, reboot
   double at_s = 0;
-  int count = 1;
-  double period_s = 1.0;
-  double down_s = 0.2;
-  double duration_s = 0;  // 0: stays down
+  double duration_s = 0;  // 0: until fabsim stops
+  int count = 1;          // flap
+  double period_s = 1.0;  // flap
+  double down_s = 0.2;    // flap
+  double value = 0;
+  double value2 = 0;
 };
 
-// A link state change at a time; what the simulator applies.
-struct LinkEvent {
+// What the simulator does at a moment: a link goes down or up, or a fault starts or ends.
+struct SimEvent {
+  enum class Phase : uint8_t { link_down, link_up, start, end };
   double at_s = 0;
-  fabric::LinkId link = fabric::kNone;
-  bool up = false;
+  size_t fault = 0;  // index into Scenario::faults
+  Phase phase = Phase::start;
+  fabric::LinkId link = fabric::kNone;  // for link_down / link_up
+  bool up = false;                      // for link_down / link_up
 };
 
 struct Scenario {
   std::vector<Fault> faults;
-  // Every state change the faults cause, sorted by time.
-  std::vector<LinkEvent> events() const;
+  // Every change the faults cause, sorted by time (stable for equal times).
+  std::vector<SimEvent> events() const;
 };
 
 class ScenarioError : public std::runtime_error {

@@ -63,22 +63,43 @@ HttpResponse handle(FabricSim& sim, double t, const HttpRequest& req, const Serv
     }
     return HttpResponse::json(200, links.dump());
   }
-  // /s/NAME/metrics, /s/NAME/rpc
-  if (req.path.rfind("/s/", 0) == 0) {
+  // /s/NAME/metrics, /s/NAME/gnmi, /s/NAME/rpc, /h/NAME/metrics
+  const bool switch_path = req.path.rfind("/s/", 0) == 0;
+  const bool host_path = req.path.rfind("/h/", 0) == 0;
+  if (switch_path || host_path) {
     const size_t slash = req.path.find('/', 3);
     if (slash != std::string::npos) {
       const std::string name = req.path.substr(3, slash - 3);
       const std::string what = req.path.substr(slash + 1);
       const auto dev = topo.find_device(name);
-      if (!dev || !topo.device(*dev).is_switch()) return HttpResponse::text(404, "no switch named " + name);
-      if (what == "metrics") {
+      if (!dev || topo.device(*dev).is_switch() != switch_path) {
+        return HttpResponse::text(404, std::string("no ") + (switch_path ? "switch" : "host") + " named " + name);
+      }
+      const bool telemetry = what == "metrics" || (switch_path && what == "gnmi");
+      if (telemetry) {
         if (req.method != "GET") return HttpResponse::text(405, "use GET");
+        switch (sim.mode(*dev)) {
+          case DeviceMode::silent: return HttpResponse::text(503, name + " is not answering");
+          case DeviceMode::garbage: {
+            HttpResponse r;
+            r.content_type = what == "gnmi" ? "application/json" : "text/plain; version=0.0.4; charset=utf-8";
+            r.body = what == "gnmi" ? "{\"openconfig-interfaces:interfaces\": {\"interface\": [{\"name\": "
+                                    : "node_network_up{device=\"eth1\" 1\nnode_network_receive_packets_total{device=";
+            return r;
+          }
+          case DeviceMode::normal: break;
+        }
         HttpResponse r;
-        r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-        r.body = sim.render_prometheus(*dev, t);
+        if (what == "gnmi") {
+          r.content_type = "application/json";
+          r.body = sim.render_openconfig(*dev, t);
+        } else {
+          r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+          r.body = switch_path ? sim.render_prometheus(*dev, t) : sim.render_host(*dev, t);
+        }
         return r;
       }
-      if (what == "rpc") {
+      if (switch_path && what == "rpc") {
         if (req.method != "POST") return HttpResponse::text(405, "use POST");
         if (!options.token.empty()) {
           const std::string* auth = req.header("authorization");

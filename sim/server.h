@@ -1,5 +1,7 @@
 // fabsim's HTTP surface, shared by the binary and the tests:
 //   GET  /s/NAME/metrics  the switch's counters (Prometheus text format)
+//   GET  /s/NAME/gnmi     the same as OpenConfig JSON, as a gNMI gateway returns it
+//   GET  /h/NAME/metrics  a host's NIC counters (node_exporter with its ethtool collector)
 //   POST /s/NAME/rpc      JSON-RPC 2.0: interface.drain, interface.undrain, interface.get_state
 //   GET  /admin/links     every link's oper, drain and traffic state (JSON), for tests and demos
 //   GET  /healthz         "ok"

@@ -11,7 +11,7 @@ constexpr std::array<std::string_view, kCounterCount> kNames = {
     "rx_symbol_errors", "fec_corrected_bits",     "fec_corrected_codewords",
     "fec_uncorrectable_codewords", "fec_codewords", "rx_pause",
     "tx_pause",         "rx_power_dbm",           "tx_power_dbm",
-    "laser_bias_ma",    "temperature_c",
+    "laser_bias_ma",    "temperature_c",          "pre_fec_ber",
 };
 }  // namespace
 
@@ -31,6 +31,7 @@ bool is_gauge(Counter c) {
     case Counter::tx_power_dbm:
     case Counter::laser_bias_ma:
     case Counter::temperature_c:
+    case Counter::pre_fec_ber:
       return true;
     default:
       return false;

@@ -35,6 +35,7 @@ enum class Counter : uint8_t {
   tx_power_dbm,      // gauge
   laser_bias_ma,     // gauge
   temperature_c,     // gauge
+  pre_fec_ber,       // gauge: pre-FEC bit error rate as the device reports it
   kCount
 };
 inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);

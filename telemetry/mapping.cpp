@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/strings.h"
+#include "telemetry/openconfig.h"
 
 namespace medic::telemetry {
 
@@ -18,6 +19,7 @@ std::optional<Transform> parse_transform(std::string_view s) {
   if (s == "mw_to_dbm") return Transform::mw_to_dbm;
   if (s == "ifoper_status") return Transform::ifoper_status;
   if (s == "up") return Transform::up_string;
+  if (s == "oc_oper_status") return Transform::oc_oper_status;
   return std::nullopt;
 }
 
@@ -35,38 +37,37 @@ double apply(const MapRule& r, double v) {
     case Transform::mw_to_dbm: v = v > 1e-4 ? 10.0 * std::log10(v) : -40.0; break;
     case Transform::ifoper_status: v = v == 1.0 ? 1.0 : 0.0; break;
     case Transform::up_string: v = v != 0.0 ? 1.0 : 0.0; break;
+    case Transform::oc_oper_status: break;  // applied to the text, before this
   }
   return v * r.scale;
 }
 
 }  // namespace
 
-CounterMap CounterMap::parse(std::string_view text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    throw CounterMapError(source + ": invalid JSON: " + e.what());
-  }
+namespace {
+
+// Reads one rule array ("prometheus" keyed by metric, "openconfig" keyed by path).
+void read_rules(const json& doc, const char* section, bool is_prom, const std::string& source,
+                StringMap<std::vector<MapRule>>& into) {
   auto fail = [&](const std::string& path, const std::string& what) {
     throw CounterMapError(source + ": " + path + ": " + what);
   };
-  if (!doc.is_object()) fail("$", "expected an object");
-  for (const auto& [k, v] : doc.items()) {
-    if (k != "version" && k != "prometheus" && k != "comment") fail("$", "unknown key " + quote(k));
+  const auto it = doc.find(section);
+  if (it == doc.end()) {
+    if (is_prom) fail(std::string("$.") + section, "expected an array of rules");
+    return;
   }
-  CounterMap m;
-  const auto it = doc.find("prometheus");
-  if (it == doc.end() || !it->is_array()) fail("$.prometheus", "expected an array of rules");
+  if (!it->is_array()) fail(std::string("$.") + section, "expected an array of rules");
+  const char* key_name = is_prom ? "metric" : "path";
   for (size_t i = 0; i < it->size(); ++i) {
     const json& r = (*it)[i];
-    const std::string path = "$.prometheus[" + std::to_string(i) + "]";
+    const std::string path = std::string("$.") + section + "[" + std::to_string(i) + "]";
     if (!r.is_object()) fail(path, "expected an object");
     for (const auto& [k, v] : r.items()) {
-      if (k != "metric" && k != "counter" && k != "port_label" && k != "match" && k != "scale" &&
-          k != "transform" && k != "aggregate" && k != "comment") {
-        fail(path, "unknown key " + quote(k));
-      }
+      const bool common = k == key_name || k == "counter" || k == "scale" || k == "transform" ||
+                          k == "aggregate" || k == "comment";
+      const bool prom_only = is_prom && (k == "port_label" || k == "match");
+      if (!common && !prom_only) fail(path, "unknown key " + quote(k));
     }
     auto str = [&](const char* key, bool required) -> std::string {
       const auto f = r.find(key);
@@ -78,15 +79,18 @@ CounterMap CounterMap::parse(std::string_view text, const std::string& source) {
       return f->get<std::string>();
     };
     MapRule rule;
-    const std::string metric = str("metric", true);
+    const std::string name = str(key_name, true);
     const std::string counter = str("counter", true);
-    rule.port_label = str("port_label", true);
+    if (is_prom) rule.port_label = str("port_label", true);
     const auto c = parse_counter(counter);
     if (!c) fail(path + ".counter", "unknown canonical counter " + quote(counter));
     rule.counter = *c;
     if (const std::string t = str("transform", false); !t.empty()) {
       const auto tr = parse_transform(t);
-      if (!tr) fail(path + ".transform", "unknown transform " + quote(t) + " (none, mw_to_dbm, ifoper_status, up)");
+      if (!tr) {
+        fail(path + ".transform",
+             "unknown transform " + quote(t) + " (none, mw_to_dbm, ifoper_status, up, oc_oper_status)");
+      }
       rule.transform = *tr;
     }
     if (const std::string a = str("aggregate", false); !a.empty()) {
@@ -94,9 +98,9 @@ CounterMap CounterMap::parse(std::string_view text, const std::string& source) {
       if (!ag) fail(path + ".aggregate", "unknown aggregate " + quote(a) + " (last, min, max, sum)");
       rule.aggregate = *ag;
     }
-    if (const auto s = r.find("scale"); s != r.end()) {
-      if (!s->is_number() || !std::isfinite(s->get<double>())) fail(path + ".scale", "expected a finite number");
-      rule.scale = s->get<double>();
+    if (const auto sc = r.find("scale"); sc != r.end()) {
+      if (!sc->is_number() || !std::isfinite(sc->get<double>())) fail(path + ".scale", "expected a finite number");
+      rule.scale = sc->get<double>();
     }
     if (const auto mt = r.find("match"); mt != r.end()) {
       if (!mt->is_object()) fail(path + ".match", "expected an object of label: value");
@@ -105,8 +109,28 @@ CounterMap CounterMap::parse(std::string_view text, const std::string& source) {
         rule.match.emplace_back(k, v.get<std::string>());
       }
     }
-    m.prom_[metric].push_back(std::move(rule));
+    into[name].push_back(std::move(rule));
   }
+}
+
+}  // namespace
+
+CounterMap CounterMap::parse(std::string_view text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    throw CounterMapError(source + ": invalid JSON: " + e.what());
+  }
+  if (!doc.is_object()) throw CounterMapError(source + ": $: expected an object");
+  for (const auto& [k, v] : doc.items()) {
+    if (k != "version" && k != "prometheus" && k != "openconfig" && k != "comment") {
+      throw CounterMapError(source + ": $: unknown key " + quote(k));
+    }
+  }
+  CounterMap m;
+  read_rules(doc, "prometheus", true, source, m.prom_);
+  read_rules(doc, "openconfig", false, source, m.oc_);
   return m;
 }
 
@@ -123,20 +147,92 @@ const std::vector<MapRule>* CounterMap::prometheus(std::string_view metric) cons
   return it == prom_.end() ? nullptr : &it->second;
 }
 
+const std::vector<MapRule>* CounterMap::openconfig(std::string_view path) const {
+  const auto it = oc_.find(path);
+  return it == oc_.end() ? nullptr : &it->second;
+}
+
+PayloadFormat detect_format(std::string_view content_type, std::string_view body) {
+  if (content_type.find("json") != std::string_view::npos) return PayloadFormat::openconfig;
+  for (const char c : body) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    return c == '{' || c == '[' ? PayloadFormat::openconfig : PayloadFormat::prometheus;
+  }
+  return PayloadFormat::prometheus;
+}
+
+// Collects one device's readings into one PortSample per port, applying each rule's
+// transform, scale and aggregate.
+class ScrapeMapper::Builder {
+ public:
+  Builder(ScrapeMapper& m, fabric::DeviceId device, Time time, std::vector<PortSample>& out, MapStats& st)
+      : m_(m), device_(device), time_(time), out_(out), st_(st), base_(out.size()) {}
+  ~Builder() {
+    for (size_t i = base_; i < out_.size(); ++i) m_.slot_[out_[i].port] = -1;
+  }
+
+  // False when the port is not in the topology (counted).
+  bool put(std::string_view port_name, const MapRule& r, double raw) {
+    const auto port = m_.topology_.find_port(device_, port_name);
+    if (!port) {
+      ++st_.unknown_port;
+      return false;
+    }
+    int32_t& slot = m_.slot_[*port];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(out_.size());
+      out_.emplace_back();
+      out_.back().port = *port;
+      out_.back().time = time_;
+    }
+    PortSample& ps = out_[static_cast<size_t>(slot)];
+    const double v = apply(r, raw);
+    if (ps.has(r.counter)) {
+      double& cur = ps.v[static_cast<size_t>(r.counter)];
+      switch (r.aggregate) {
+        case Aggregate::last: cur = v; break;
+        case Aggregate::min: cur = std::min(cur, v); break;
+        case Aggregate::max: cur = std::max(cur, v); break;
+        case Aggregate::sum: cur += v; break;
+      }
+    } else {
+      ps.set(r.counter, v);
+    }
+    ++st_.mapped;
+    return true;
+  }
+
+  void discard() {
+    for (size_t i = base_; i < out_.size(); ++i) m_.slot_[out_[i].port] = -1;
+    out_.resize(base_);
+  }
+
+  MapStats& stats() { return st_; }
+  const CounterMap& map() const { return m_.map_; }
+
+ private:
+  ScrapeMapper& m_;
+  fabric::DeviceId device_;
+  Time time_;
+  std::vector<PortSample>& out_;
+  MapStats& st_;
+  size_t base_;
+};
+
 class ScrapeMapper::Sink final : public PromSink {
  public:
-  Sink(ScrapeMapper& m, fabric::DeviceId device, Time time, std::vector<PortSample>& out, MapStats& st)
-      : m_(m), device_(device), time_(time), out_(out), st_(st), base_(out.size()) {}
+  explicit Sink(Builder& b) : b_(b) {}
 
   void on_sample(const PromSample& s) override {
-    ++st_.samples;
+    MapStats& st = b_.stats();
+    ++st.samples;
     if (s.type == MetricType::histogram || s.type == MetricType::summary) {
-      ++st_.skipped;
+      ++st.skipped;
       return;
     }
-    const auto* rules = m_.map_.prometheus(s.name);
+    const auto* rules = b_.map().prometheus(s.name);
     if (rules == nullptr) {
-      ++st_.unmapped;
+      ++st.unmapped;
       return;
     }
     for (const MapRule& r : *rules) {
@@ -151,73 +247,92 @@ class ScrapeMapper::Sink final : public PromSink {
       if (!matches) continue;
       const std::string_view* port_name = s.label(r.port_label);
       if (port_name == nullptr) {
-        ++st_.unknown_port;
+        ++st.unknown_port;
         continue;
       }
-      const auto port = m_.topology_.find_port(device_, *port_name);
-      if (!port) {
-        ++st_.unknown_port;
-        continue;
-      }
-      int32_t& slot = m_.slot_[*port];
-      if (slot < 0) {
-        slot = static_cast<int32_t>(out_.size());
-        out_.emplace_back();
-        out_.back().port = *port;
-        out_.back().time = time_;
-      }
-      PortSample& ps = out_[static_cast<size_t>(slot)];
-      const double v = apply(r, s.value);
-      if (ps.has(r.counter)) {
-        double& cur = ps.v[static_cast<size_t>(r.counter)];
-        switch (r.aggregate) {
-          case Aggregate::last: cur = v; break;
-          case Aggregate::min: cur = std::min(cur, v); break;
-          case Aggregate::max: cur = std::max(cur, v); break;
-          case Aggregate::sum: cur += v; break;
-        }
-      } else {
-        ps.set(r.counter, v);
-      }
-      ++st_.mapped;
+      b_.put(*port_name, r, s.value);
     }
   }
 
-  void reset_slots() {
-    for (size_t i = base_; i < out_.size(); ++i) m_.slot_[out_[i].port] = -1;
+ private:
+  Builder& b_;
+};
+
+class ScrapeMapper::OcSinkImpl final : public OcSink {
+ public:
+  explicit OcSinkImpl(Builder& b) : b_(b) {}
+
+  void on_leaf(std::string_view port, std::string_view path, std::string_view value) override {
+    MapStats& st = b_.stats();
+    ++st.samples;
+    const auto* rules = b_.map().openconfig(path);
+    if (rules == nullptr) {
+      ++st.unmapped;
+      return;
+    }
+    for (const MapRule& r : *rules) {
+      double v = 0;
+      if (r.transform == Transform::oc_oper_status) {
+        v = value == "UP" ? 1.0 : 0.0;
+      } else if (!parse_prom_float(value, v)) {
+        ++st.unparsable;
+        continue;
+      }
+      b_.put(port, r, v);
+    }
   }
 
  private:
-  ScrapeMapper& m_;
-  fabric::DeviceId device_;
-  Time time_;
-  std::vector<PortSample>& out_;
-  MapStats& st_;
-  size_t base_;
+  Builder& b_;
 };
 
 ScrapeMapper::ScrapeMapper(const fabric::Topology& topology, const CounterMap& map)
     : topology_(topology), map_(map), slot_(topology.ports().size(), -1) {}
 
+namespace {
+void add_stats(MapStats* to, const MapStats& from) {
+  if (to == nullptr) return;
+  to->samples += from.samples;
+  to->mapped += from.mapped;
+  to->unmapped += from.unmapped;
+  to->unknown_port += from.unknown_port;
+  to->skipped += from.skipped;
+  to->unparsable += from.unparsable;
+}
+}  // namespace
+
 Status ScrapeMapper::map_prometheus(fabric::DeviceId device, std::string_view body, Time time,
                                     std::vector<PortSample>& out, MapStats* stats) {
   MapStats local;
-  const size_t before = out.size();
-  Sink sink(*this, device, time, out, local);
+  Builder b(*this, device, time, out, local);
+  Sink sink(b);
   Status st = parser_.parse(body, sink);
-  sink.reset_slots();
   if (!st.ok()) {
-    out.resize(before);
+    b.discard();
     return st;
   }
-  if (stats != nullptr) {
-    stats->samples += local.samples;
-    stats->mapped += local.mapped;
-    stats->unmapped += local.unmapped;
-    stats->unknown_port += local.unknown_port;
-    stats->skipped += local.skipped;
-  }
+  add_stats(stats, local);
   return st;
+}
+
+Status ScrapeMapper::map_openconfig(fabric::DeviceId device, std::string_view body, Time time,
+                                    std::vector<PortSample>& out, MapStats* stats) {
+  MapStats local;
+  Builder b(*this, device, time, out, local);
+  OcSinkImpl sink(b);
+  Status st = parse_openconfig(body, sink);
+  if (!st.ok()) {
+    b.discard();
+    return st;
+  }
+  add_stats(stats, local);
+  return st;
+}
+
+Status ScrapeMapper::map(fabric::DeviceId device, PayloadFormat format, std::string_view body, Time time,
+                         std::vector<PortSample>& out, MapStats* stats) {
+  return format == PayloadFormat::openconfig ? map_openconfig(device, body, time, out, stats)
+                                             : map_prometheus(device, body, time, out, stats);
 }
 
 }  // namespace medic::telemetry

@@ -21,6 +21,7 @@ enum class Transform : uint8_t {
   mw_to_dbm,      // milliwatts -> dBm (0 mW -> -40 dBm, the "no light" reading)
   ifoper_status,  // IF-MIB ifOperStatus: 1 (up) -> 1, anything else -> 0
   up_string,      // 1 stays 1; used for exporters whose "up" gauge is already 0/1
+  oc_oper_status, // OpenConfig oper-status enumeration: "UP" -> 1, anything else -> 0
 };
 
 enum class Aggregate : uint8_t { last, min, max, sum };
@@ -47,10 +48,13 @@ class CounterMap {
 
   // Rules for a Prometheus metric name, or nullptr.
   const std::vector<MapRule>* prometheus(std::string_view metric) const;
-  size_t size() const { return prom_.size(); }
+  // Rules for an OpenConfig leaf path without keys or module prefixes, or nullptr.
+  const std::vector<MapRule>* openconfig(std::string_view path) const;
+  size_t size() const { return prom_.size() + oc_.size(); }
 
  private:
   StringMap<std::vector<MapRule>> prom_;
+  StringMap<std::vector<MapRule>> oc_;
 };
 
 struct MapStats {
@@ -59,7 +63,13 @@ struct MapStats {
   size_t unmapped = 0;       // metric names the map does not know (ignored)
   size_t unknown_port = 0;   // known metric for a port not in the topology (ignored)
   size_t skipped = 0;        // histogram and summary samples (ignored)
+  size_t unparsable = 0;     // OpenConfig leaves whose value is not a number (ignored)
 };
+
+enum class PayloadFormat : uint8_t { prometheus, openconfig };
+// JSON answers (by content type, or by a body starting with '{') are OpenConfig; the rest is
+// the Prometheus text format.
+PayloadFormat detect_format(std::string_view content_type, std::string_view body);
 
 // Turns one device's scrape into one PortSample per port it reported on.
 class ScrapeMapper {
@@ -69,9 +79,15 @@ class ScrapeMapper {
   // Appends to `out`; on a malformed payload returns the parser's error and appends nothing.
   Status map_prometheus(fabric::DeviceId device, std::string_view body, Time time,
                         std::vector<PortSample>& out, MapStats* stats = nullptr);
+  Status map_openconfig(fabric::DeviceId device, std::string_view body, Time time,
+                        std::vector<PortSample>& out, MapStats* stats = nullptr);
+  Status map(fabric::DeviceId device, PayloadFormat format, std::string_view body, Time time,
+             std::vector<PortSample>& out, MapStats* stats = nullptr);
 
  private:
+  class Builder;
   class Sink;
+  class OcSinkImpl;
   const fabric::Topology& topology_;
   const CounterMap& map_;
   PromParser parser_;

@@ -8,18 +8,48 @@ namespace {
 constexpr std::array<std::string_view, 11> kStates = {
     "detected", "triaged",   "blocked", "mitigated", "repair_requested", "repaired",
     "validated", "undrained", "closed",  "dismissed", "escalated"};
-}
+constexpr std::array<std::string_view, kIncidentClassCount> kClasses = {
+    "link_flap",     "link_down", "optics",          "corruption",   "fec",        "discards",
+    "slow_receiver", "pfc_storm", "telemetry_stale", "switch_fault", "host_fault", "gray_failure"};
+}  // namespace
 
-std::string_view to_string(IncidentClass c) {
-  switch (c) {
-    case IncidentClass::link_flap: return "link_flap";
-  }
-  return "?";
-}
+std::string_view to_string(IncidentClass c) { return kClasses[static_cast<size_t>(c)]; }
 
 std::optional<IncidentClass> parse_incident_class(std::string_view s) {
-  if (s == "link_flap") return IncidentClass::link_flap;
+  for (size_t i = 0; i < kClasses.size(); ++i) {
+    if (kClasses[i] == s) return static_cast<IncidentClass>(i);
+  }
   return std::nullopt;
+}
+
+bool is_device_class(IncidentClass c) {
+  return c == IncidentClass::slow_receiver || c == IncidentClass::telemetry_stale ||
+         c == IncidentClass::switch_fault || c == IncidentClass::host_fault;
+}
+
+IncidentClass class_of(detectors::FindingKind k) {
+  using K = detectors::FindingKind;
+  switch (k) {
+    case K::link_flap: return IncidentClass::link_flap;
+    case K::link_down: return IncidentClass::link_down;
+    case K::optics_rx_power:
+    case K::optics_tx_power:
+    case K::optics_loss:
+    case K::optics_drift:
+    case K::optics_temperature:
+    case K::optics_bias: return IncidentClass::optics;
+    case K::corruption: return IncidentClass::corruption;
+    case K::discards: return IncidentClass::discards;
+    case K::fec_ber:
+    case K::fec_uncorrectable: return IncidentClass::fec;
+    case K::slow_receiver: return IncidentClass::slow_receiver;
+    case K::pfc_storm: return IncidentClass::pfc_storm;
+    case K::telemetry_stale: return IncidentClass::telemetry_stale;
+    case K::probe_loss:
+    case K::probe_latency: return IncidentClass::gray_failure;
+    case K::kCount: break;
+  }
+  return IncidentClass::link_flap;
 }
 
 std::string_view to_string(IncidentState s) { return kStates[static_cast<size_t>(s)]; }

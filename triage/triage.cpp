@@ -1,51 +1,259 @@
 #include "triage/triage.h"
 
 #include <algorithm>
+#include <set>
+#include <stdexcept>
 
 namespace medic::triage {
 
-IncidentClass class_of(detectors::FindingKind k) {
-  switch (k) {
-    case detectors::FindingKind::link_flap: return IncidentClass::link_flap;
+using detectors::Finding;
+using detectors::Severity;
+
+namespace {
+// Faults that many links of one device show at once when the device itself fails (a line
+// card, an ASIC, a power supply): links going down or flapping, frames corrupted. Optics
+// readings, congestion and pause frames are per-port matters and are left out.
+bool device_fault_kind(detectors::FindingKind k) {
+  using K = detectors::FindingKind;
+  return k == K::link_flap || k == K::link_down || k == K::corruption || k == K::fec_ber ||
+         k == K::fec_uncorrectable;
+}
+}  // namespace
+
+void TriageConfig::validate() const {
+  if (device_fault_links < 2) throw std::invalid_argument("triage device_fault_links must be at least 2");
+  if (device_fault_window.count() <= 0) throw std::invalid_argument("triage device_fault_window must be positive");
+  if (reopen_window.count() < 0) throw std::invalid_argument("triage reopen_window must not be negative");
+}
+
+bool Maintenance::covers(const Finding& f, const fabric::Topology& t, Time now) const {
+  if (now < starts_at || now >= ends_at) return false;
+  if (link != fabric::kNone && f.link == link) return true;
+  if (device != fabric::kNone) {
+    if (f.device == device) return true;
+    if (f.link != fabric::kNone) {
+      const auto& l = t.link(f.link);
+      if (t.port(l.a).device == device || t.port(l.b).device == device) return true;
+    }
   }
-  return IncidentClass::link_flap;
+  return false;
+}
+
+Triage::Triage(const fabric::Topology& topology, TriageConfig config) : topology_(topology), config_(config) {
+  config_.validate();
 }
 
 void Triage::load_open(std::span<const OpenIncident> open) {
-  for (const auto& o : open) open_[{o.cls, o.link}] = o.id;
+  for (const auto& o : open) {
+    open_[o.id] = o;
+    if (is_device_class(o.cls)) {
+      by_device_[{o.cls, o.device}] = o.id;
+    } else if (o.link != fabric::kNone) {
+      by_link_[o.link] = o.id;
+    }
+  }
 }
 
-std::vector<IncidentUpdate> Triage::process(std::span<const detectors::Finding> findings) {
-  std::vector<IncidentUpdate> updates;
-  std::map<std::pair<IncidentClass, fabric::LinkId>, size_t> index;
-  for (const auto& f : findings) {
-    const auto key = std::make_pair(class_of(f.kind), f.link);
-    auto [it, inserted] = index.emplace(key, updates.size());
+void Triage::load_closed(std::span<const ClosedIncident> closed) {
+  for (const auto& c : closed) {
+    if (is_device_class(c.cls)) {
+      auto& slot = closed_by_device_[{c.cls, c.device}];
+      if (slot.closed_at <= c.closed_at) slot = c;
+    } else if (c.link != fabric::kNone) {
+      auto it = closed_by_link_.find(c.link);
+      if (it == closed_by_link_.end() || it->second.closed_at <= c.closed_at) closed_by_link_[c.link] = c;
+    }
+  }
+}
+
+std::optional<int64_t> Triage::open_for_link(fabric::LinkId link) const {
+  const auto it = by_link_.find(link);
+  if (it == by_link_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Triage::start_update(IncidentUpdate& u, const Scope& scope, Time now) {
+  u.cls = scope.cls;
+  u.link = scope.link;
+  u.device = scope.device;
+  const bool device_scope = is_device_class(scope.cls);
+  // An open incident of the same scope takes the findings.
+  if (device_scope) {
+    if (const auto it = by_device_.find({scope.cls, scope.device}); it != by_device_.end()) u.incident_id = it->second;
+  } else if (const auto it = by_link_.find(scope.link); it != by_link_.end()) {
+    u.incident_id = it->second;
+  }
+  if (u.incident_id != 0) {
+    const OpenIncident& o = open_.at(u.incident_id);
+    u.cls = o.cls;
+    u.previous_severity = o.severity;
+    u.severity = o.severity;
+    return;
+  }
+  // A recently closed one comes back.
+  const ClosedIncident* closed = nullptr;
+  if (device_scope) {
+    if (const auto it = closed_by_device_.find({scope.cls, scope.device}); it != closed_by_device_.end()) closed = &it->second;
+  } else if (const auto it = closed_by_link_.find(scope.link); it != closed_by_link_.end()) {
+    closed = &it->second;
+  }
+  if (closed != nullptr && now - closed->closed_at <= config_.reopen_window) {
+    u.incident_id = closed->id;
+    u.reopened = true;
+    u.cls = closed->cls;  // it is the same fault coming back
+  }
+}
+
+TriageResult Triage::process(std::span<const Finding> findings, Time now, std::span<const Maintenance> maintenance) {
+  TriageResult result;
+  std::vector<const Finding*> actionable;
+  for (const Finding& f : findings) {
+    const Maintenance* m = nullptr;
+    for (const auto& w : maintenance) {
+      if (w.covers(f, topology_, now)) {
+        m = &w;
+        break;
+      }
+    }
+    if (m != nullptr) {
+      result.noted.push_back({f, "maintenance #" + std::to_string(m->id) + (m->reason.empty() ? "" : ": " + m->reason)});
+      continue;
+    }
+    if (f.severity == Severity::info) {
+      // Context for an open incident of the link, or just noted.
+      if (f.link != fabric::kNone && by_link_.count(f.link) != 0) {
+        actionable.push_back(&f);
+      } else {
+        result.noted.push_back({f, "noted"});
+      }
+      continue;
+    }
+    actionable.push_back(&f);
+  }
+
+  // Many links of one device failing at once: one device incident.
+  for (auto& [dev, q] : recent_) {
+    while (!q.empty() && q.front().first < now - config_.device_fault_window) q.pop_front();
+  }
+  std::map<fabric::DeviceId, std::set<fabric::LinkId>> failing;
+  for (const Finding* f : actionable) {
+    if (f->link == fabric::kNone || f->severity == Severity::info || !device_fault_kind(f->kind)) continue;
+    if (by_link_.count(f->link) != 0) continue;  // already has its own incident
+    const auto& l = topology_.link(f->link);
+    for (const fabric::PortId p : {l.a, l.b}) failing[topology_.port(p).device].insert(f->link);
+  }
+  std::map<fabric::LinkId, fabric::DeviceId> reroute;
+  std::vector<std::pair<size_t, fabric::DeviceId>> counts;
+  std::map<fabric::DeviceId, std::set<fabric::LinkId>> device_links;  // for the summary
+  for (auto& [dev, links] : failing) {
+    std::set<fabric::LinkId> all = links;
+    if (const auto it = recent_.find(dev); it != recent_.end()) {
+      for (const auto& [t, l] : it->second) all.insert(l);
+    }
+    if (static_cast<int>(all.size()) >= config_.device_fault_links) {
+      counts.push_back({all.size(), dev});
+      device_links[dev] = all;
+    }
+  }
+  std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [n, dev] : counts) {
+    for (const fabric::LinkId l : failing[dev]) reroute.emplace(l, dev);  // the busiest device wins a link
+  }
+
+  std::map<Scope, size_t> index;
+  for (const Finding* f : actionable) {
+    Scope scope{class_of(f->kind), f->link, fabric::kNone};
+    if (const auto r = reroute.find(f->link); r != reroute.end() && f->severity != Severity::info) {
+      scope = {topology_.device(r->second).is_switch() ? IncidentClass::switch_fault : IncidentClass::host_fault,
+               fabric::kNone, r->second};
+    } else if (is_device_class(scope.cls)) {
+      scope = {scope.cls, fabric::kNone, f->device};
+    } else {
+      scope.cls = IncidentClass::link_flap;  // link scopes are keyed by link alone
+    }
+    auto [it, inserted] = index.emplace(scope, result.updates.size());
     if (inserted) {
       IncidentUpdate u;
-      const auto open = open_.find(key);
-      u.incident_id = open == open_.end() ? 0 : open->second;
-      u.cls = key.first;
-      u.link = f.link;
-      u.severity = f.severity;
-      u.started_at = f.first_seen;
-      u.detected_at = f.observed_at;
-      u.summary = f.summary;
-      updates.push_back(std::move(u));
+      start_update(u, scope, now);
+      if (u.is_new() || u.reopened) {
+        if (u.is_new()) u.cls = is_device_class(scope.cls) ? scope.cls : class_of(f->kind);
+        u.severity = f->severity;
+        u.previous_severity = f->severity;
+        u.started_at = f->first_seen;
+        u.detected_at = f->observed_at;
+        u.summary = f->summary;
+      }
+      result.updates.push_back(std::move(u));
     }
-    IncidentUpdate& u = updates[it->second];
-    u.severity = std::max(u.severity, f.severity);
-    u.started_at = std::min(u.started_at, f.first_seen);
-    u.detected_at = std::min(u.detected_at, f.observed_at);
-    u.findings.push_back(f);
+    IncidentUpdate& u = result.updates[it->second];
+    if (u.is_new() || u.reopened) {
+      // The most severe finding names a new incident's class and summary.
+      if (f->severity > u.severity && u.is_new() && !is_device_class(u.cls)) {
+        u.cls = class_of(f->kind);
+        u.summary = f->summary;
+      }
+      u.started_at = std::min(u.started_at, f->first_seen);
+      u.detected_at = std::min(u.detected_at, f->observed_at);
+    } else if (f->severity > u.severity) {
+      u.summary = f->summary;
+    }
+    u.severity = std::max(u.severity, f->severity);
+    if (u.suspect.empty() && !f->suspect.empty()) {
+      u.suspect = f->suspect;
+      u.suspect_port = f->suspect_port;
+    }
+    u.findings.push_back(*f);
   }
-  return updates;
+  // Device incidents say which links they hold, counting those that failed just before.
+  for (auto& u : result.updates) {
+    if ((u.cls == IncidentClass::switch_fault || u.cls == IncidentClass::host_fault) && (u.is_new() || u.reopened)) {
+      std::set<std::string> links;
+      for (const auto& f : u.findings) {
+        if (f.link != fabric::kNone) links.insert(topology_.link(f.link).name);
+      }
+      const size_t n = std::max(links.size(), device_links[u.device].size());
+      u.summary = topology_.device(u.device).name + ": " + std::to_string(n) + " links failing within " +
+                  format_duration(config_.device_fault_window) + " (" + *links.begin() +
+                  (links.size() > 1 ? ", ..." : "") + ")";
+    }
+    // Severity rises on an open incident are remembered here; new ones in bind().
+    if (!u.is_new() && !u.reopened) open_.at(u.incident_id).severity = u.severity;
+  }
+  return result;
 }
 
-void Triage::bind(IncidentClass cls, fabric::LinkId link, int64_t id) { open_[{cls, link}] = id; }
+void Triage::bind(const IncidentUpdate& u, int64_t id) {
+  OpenIncident o{id, u.cls, u.link, u.device, u.severity};
+  open_[id] = o;
+  if (is_device_class(u.cls)) {
+    by_device_[{u.cls, u.device}] = id;
+    closed_by_device_.erase({u.cls, u.device});
+  } else if (u.link != fabric::kNone) {
+    by_link_[u.link] = id;
+    closed_by_link_.erase(u.link);
+    const bool hard = std::any_of(u.findings.begin(), u.findings.end(), [](const Finding& f) {
+      return f.severity != Severity::info && device_fault_kind(f.kind);
+    });
+    if (hard) {
+      const auto& l = topology_.link(u.link);
+      for (const fabric::PortId p : {l.a, l.b}) recent_[topology_.port(p).device].push_back({u.detected_at, u.link});
+    }
+  }
+}
 
-void Triage::close(int64_t id) {
-  std::erase_if(open_, [id](const auto& kv) { return kv.second == id; });
+void Triage::close(int64_t id, Time at) {
+  const auto it = open_.find(id);
+  if (it == open_.end()) return;
+  const OpenIncident o = it->second;
+  open_.erase(it);
+  const ClosedIncident c{o.id, o.cls, o.link, o.device, at};
+  if (is_device_class(o.cls)) {
+    by_device_.erase({o.cls, o.device});
+    closed_by_device_[{o.cls, o.device}] = c;
+  } else if (o.link != fabric::kNone) {
+    by_link_.erase(o.link);
+    closed_by_link_[o.link] = c;
+  }
 }
 
 }  // namespace medic::triage

@@ -1,10 +1,20 @@
-// Findings -> incidents. Findings for a link that already has an open incident of the same
-// class are attached to it (both ends of a flapping link report it); others open a new one.
+// Findings -> incidents, with the context a person would use:
+//  - both ends of a link report the same fault: one incident per link (later findings of
+//    any kind attach to it; its severity only rises);
+//  - many links of one switch (or host) failing at once are one switch_fault (host_fault)
+//    incident for the device, never an incident and a drain per link;
+//  - which end is to blame comes from the optics findings (the suspect);
+//  - a closed incident whose fault comes back within the reopen window is reopened;
+//  - findings on links or devices under declared maintenance are recorded but open nothing;
+//  - info findings (a single flap, congestion discards) are recorded, attached to an open
+//    incident of their link if there is one, and never open one.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "detectors/finding.h"
@@ -12,42 +22,107 @@
 
 namespace medic::triage {
 
+struct TriageConfig {
+  int device_fault_links = 4;  // distinct failing links of one device within the window
+  Duration device_fault_window = std::chrono::seconds(120);
+  Duration reopen_window = std::chrono::hours(24);
+  void validate() const;  // throws std::invalid_argument
+};
+
+struct Maintenance {
+  int64_t id = 0;
+  fabric::LinkId link = fabric::kNone;      // a link, or
+  fabric::DeviceId device = fabric::kNone;  // a whole device (all its links)
+  Time starts_at{}, ends_at{};
+  std::string reason;
+  bool covers(const detectors::Finding& f, const fabric::Topology& t, Time now) const;
+};
+
 struct OpenIncident {
   int64_t id = 0;
   IncidentClass cls = IncidentClass::link_flap;
   fabric::LinkId link = fabric::kNone;
+  fabric::DeviceId device = fabric::kNone;
+  detectors::Severity severity = detectors::Severity::warning;
+};
+
+struct ClosedIncident {
+  int64_t id = 0;
+  IncidentClass cls = IncidentClass::link_flap;
+  fabric::LinkId link = fabric::kNone;
+  fabric::DeviceId device = fabric::kNone;
+  Time closed_at{};
 };
 
 struct IncidentUpdate {
   int64_t incident_id = 0;  // 0: a new incident, to be inserted and then bound with bind()
+  bool reopened = false;    // incident_id is a closed incident whose fault came back
   IncidentClass cls = IncidentClass::link_flap;
   fabric::LinkId link = fabric::kNone;
-  detectors::Severity severity = detectors::Severity::warning;
+  fabric::DeviceId device = fabric::kNone;
+  detectors::Severity severity = detectors::Severity::warning;           // after this update
+  detectors::Severity previous_severity = detectors::Severity::warning;  // before it
   Time started_at{};   // earliest first_seen of its findings
   Time detected_at{};  // when the first finding concluded
   std::string summary;
+  fabric::PortId suspect_port = fabric::kNone;
+  std::string suspect;
   std::vector<detectors::Finding> findings;
+
+  bool is_new() const { return incident_id == 0; }
+  bool escalated() const { return !is_new() && !reopened && severity > previous_severity; }
 };
 
-IncidentClass class_of(detectors::FindingKind k);
+// A finding recorded without opening an incident, and why.
+struct NotedFinding {
+  detectors::Finding finding;
+  std::string note;  // "noted", "maintenance #3: optics swap"
+};
+
+struct TriageResult {
+  std::vector<IncidentUpdate> updates;
+  std::vector<NotedFinding> noted;
+};
 
 class Triage {
  public:
-  // Incidents already open (from the database at start-up).
+  explicit Triage(const fabric::Topology& topology, TriageConfig config = {});
+
+  // State from the database at start-up.
   void load_open(std::span<const OpenIncident> open);
+  void load_closed(std::span<const ClosedIncident> closed);
 
-  // New incidents (incident_id 0) and findings for existing ones.
-  std::vector<IncidentUpdate> process(std::span<const detectors::Finding> findings);
+  TriageResult process(std::span<const detectors::Finding> findings, Time now,
+                       std::span<const Maintenance> maintenance = {});
 
-  // Records the database id given to a new incident.
-  void bind(IncidentClass cls, fabric::LinkId link, int64_t id);
-  // Forgets an incident that is no longer open.
-  void close(int64_t id);
+  // Records the database id given to a new incident (or confirms a reopened one).
+  void bind(const IncidentUpdate& u, int64_t id);
+  // The incident is closed or dismissed; its fault may reopen it within the window.
+  void close(int64_t id, Time at);
 
   size_t open_count() const { return open_.size(); }
+  std::optional<int64_t> open_for_link(fabric::LinkId link) const;
 
  private:
-  std::map<std::pair<IncidentClass, fabric::LinkId>, int64_t> open_;
+  struct Scope {
+    IncidentClass cls;
+    fabric::LinkId link;
+    fabric::DeviceId device;
+    bool operator<(const Scope& o) const {
+      return std::tie(cls, link, device) < std::tie(o.cls, o.link, o.device);
+    }
+  };
+  void start_update(IncidentUpdate& u, const Scope& scope, Time now);
+
+  const fabric::Topology& topology_;
+  TriageConfig config_;
+  std::unordered_map<int64_t, OpenIncident> open_;
+  std::unordered_map<fabric::LinkId, int64_t> by_link_;
+  std::map<std::pair<IncidentClass, fabric::DeviceId>, int64_t> by_device_;
+  std::unordered_map<fabric::LinkId, ClosedIncident> closed_by_link_;
+  std::map<std::pair<IncidentClass, fabric::DeviceId>, ClosedIncident> closed_by_device_;
+  // Links of each device that opened an incident recently (for switch-level grouping).
+  std::unordered_map<fabric::DeviceId, std::deque<std::pair<Time, fabric::LinkId>>> recent_;
 };
 
 }  // namespace medic::triage

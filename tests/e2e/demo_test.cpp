@@ -100,7 +100,7 @@ TEST(E2E, DemoDrainsHealthyTorAndRefusesDegradedOne) {
       << "fabsim did not export its topology:\n"
       << fabsim.output();
   testing::Process medicd(MEDIC_MEDICD_BIN, {"--topology", exported, "--db", tdb.url(), "--poll-interval", "0.2",
-                                             "--flap-window", "30", "--flap-transitions", "6", "--http",
+                                             "--http",
                                              "127.0.0.1:0", "--run-for", "240"});
   const std::string sim = base_of(json::parse(testing::read_file(exported))["switches"][0]["telemetry"]);
   ASSERT_THAT(sim, ::testing::StartsWith("http://127.0.0.1:"));
@@ -221,8 +221,8 @@ TEST(E2E, DemoDrainsHealthyTorAndRefusesDegradedOne) {
   // A restart picks up the drained link and both open incidents from the database and
   // opens nothing new for them.
   const auto [restart_status, restart] = testing::run_command(
-      MEDIC_MEDICD_BIN, {"--topology", exported, "--db", tdb.url(), "--poll-interval", "0.2", "--flap-window", "30",
-                         "--flap-transitions", "6", "--run-for", "1.5"},
+      MEDIC_MEDICD_BIN, {"--topology", exported, "--db", tdb.url(), "--poll-interval", "0.2",
+                         "--run-for", "1.5"},
       60s);
   EXPECT_EQ(restart_status, 0) << restart;
   EXPECT_THAT(restart, HasSubstr("1 drained, 2 open incidents"));

@@ -252,7 +252,7 @@ TEST(Generator, UrlsUseTheBaseUrl) {
   const Topology t = generate_clos(s);
   for (const Device& d : t.devices()) {
     if (!d.is_switch()) {
-      EXPECT_EQ(d.telemetry_url, "") << d.name;
+      EXPECT_EQ(d.telemetry_url, "http://fabsim.test:9000/h/" + d.name + "/metrics") << d.name;
       EXPECT_EQ(d.driver_kind, "") << d.name;
       continue;
     }

@@ -25,7 +25,9 @@ TEST(DaemonConfig, DefaultsAreValid) {
   const DaemonConfig c(good());
   EXPECT_EQ(c.settings().counter_map_path, default_data_dir() + "/counter_map.json");
   EXPECT_EQ(c.poll_interval(), std::chrono::seconds(1));
-  EXPECT_EQ(c.flap().transitions, 6);
+  EXPECT_EQ(c.settings().detectors_path, default_data_dir() + "/detectors.json");
+  EXPECT_EQ(c.triage().device_fault_links, 4);
+  EXPECT_EQ(c.triage().reopen_window, std::chrono::hours(24));
 }
 
 TEST(DaemonConfig, EveryBadSettingIsNamed) {
@@ -45,8 +47,14 @@ TEST(DaemonConfig, EveryBadSettingIsNamed) {
   s.scrape_concurrency = 0;
   EXPECT_EQ(error_of(s), "--scrape-concurrency must be within [1, 4096]");
   s = good();
-  s.flap_transitions = 1;
-  EXPECT_EQ(error_of(s), "--flap-transitions must be within [2, 100000]");
+  s.device_fault_links = 1;
+  EXPECT_EQ(error_of(s), "--device-fault-links must be within [2, 100000]");
+  s = good();
+  s.reopen_window_s = -1;
+  EXPECT_EQ(error_of(s), "--reopen-window must be within [0, 7776000] seconds");
+  s = good();
+  s.backoff_max_s = 0.5;
+  EXPECT_EQ(error_of(s), "--backoff-max must be within [poll interval, 3600] seconds");
   s = good();
   s.run_for_s = -5;
   EXPECT_EQ(error_of(s), "--run-for must not be negative");

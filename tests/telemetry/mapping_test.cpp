@@ -58,7 +58,13 @@ const PortSample* find(const std::vector<PortSample>& out, fabric::PortId p) {
 
 TEST(CounterMap, LoadsTheShippedFile) {
   const CounterMap m = CounterMap::load_file(counter_map_path());
-  EXPECT_EQ(m.size(), 14u);
+  // node_exporter, its ethtool names in both spellings, IF-MIB and OpenConfig paths.
+  EXPECT_GE(m.size(), 80u);
+  ASSERT_NE(m.prometheus("node_ethtool_rx_crc_errors_phy"), nullptr);
+  ASSERT_NE(m.prometheus("node_ethtool_received_crc_errors_phy"), nullptr);
+  EXPECT_EQ((*m.prometheus("node_ethtool_received_crc_errors_phy"))[0].counter, Counter::rx_crc_errors);
+  ASSERT_NE(m.prometheus("ifHCInUcastPkts"), nullptr);
+  ASSERT_NE(m.openconfig("interfaces/interface/state/counters/in-pkts"), nullptr);
   const auto* up = m.prometheus("node_network_up");
   ASSERT_NE(up, nullptr);
   ASSERT_EQ(up->size(), 1u);
@@ -165,7 +171,7 @@ TEST(CounterMapErrors, UnknownCounter) {
 TEST(CounterMapErrors, UnknownTransform) {
   EXPECT_EQ(map_error(R"({"prometheus": [{"metric": "a", "counter": "rx_power_dbm", "port_label": "d",
                                            "transform": "dbm"}]})"),
-            "map.json: $.prometheus[0].transform: unknown transform \"dbm\" (none, mw_to_dbm, ifoper_status, up)");
+            "map.json: $.prometheus[0].transform: unknown transform \"dbm\" (none, mw_to_dbm, ifoper_status, up, oc_oper_status)");
 }
 
 TEST(CounterMapErrors, UnknownAggregate) {

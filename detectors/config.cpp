@@ -1,0 +1,214 @@
+#include "detectors/config.h"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/strings.h"
+
+namespace medic::detectors {
+
+using nlohmann::json;
+
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw ConfigError(source_ + ": " + path + ": " + what);
+  }
+
+  const json& object(const json& parent, const std::string& path, const char* key, bool& present) const {
+    static const json empty = json::object();
+    const auto it = parent.find(key);
+    present = it != parent.end();
+    if (!present) return empty;
+    if (!it->is_object()) fail(path + "." + key, "expected an object");
+    return *it;
+  }
+
+  void keys(const json& obj, const std::string& path, std::initializer_list<const char*> allowed) const {
+    for (const auto& [k, v] : obj.items()) {
+      bool ok = k == "comment";
+      for (const char* a : allowed) ok = ok || k == a;
+      if (!ok) fail(path, "unknown key " + quote(k));
+    }
+  }
+
+  void number(const json& obj, const std::string& path, const char* key, double& into) const {
+    const auto it = obj.find(key);
+    if (it == obj.end()) return;
+    if (!it->is_number() || !std::isfinite(it->get<double>())) {
+      fail(path + "." + key, "expected a finite number, got " + it->dump());
+    }
+    into = it->get<double>();
+  }
+
+  void seconds_field(const json& obj, const std::string& path, const char* key, Duration& into) const {
+    double s = medic::seconds(into);
+    number(obj, path, key, s);
+    if (s < 0) fail(path + "." + key, "must not be negative");
+    into = from_seconds(s);
+  }
+
+  void band(const json& obj, const std::string& path, const char* key, Band& b) const {
+    bool present = false;
+    const json& o = object(obj, path, key, present);
+    if (!present) return;
+    const std::string p = path + "." + key;
+    keys(o, p, {"alarm_low", "warn_low", "warn_high", "alarm_high"});
+    number(o, p, "alarm_low", b.alarm_low);
+    number(o, p, "warn_low", b.warn_low);
+    number(o, p, "warn_high", b.warn_high);
+    number(o, p, "alarm_high", b.alarm_high);
+    if (!(b.alarm_low <= b.warn_low && b.warn_low < b.warn_high && b.warn_high <= b.alarm_high)) {
+      fail(p, "thresholds must be ordered alarm_low <= warn_low < warn_high <= alarm_high");
+    }
+  }
+
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+};
+
+}  // namespace
+
+void FlapConfig::validate() const {
+  if (!(penalty_per_flap > 0)) throw ConfigError("flap.penalty_per_flap must be positive");
+  if (half_life.count() <= 0) throw ConfigError("flap.half_life_s must be positive");
+  if (!(reuse > 0 && reuse < suppress)) throw ConfigError("flap.reuse must be positive and below flap.suppress");
+  if (!(suppress <= max_penalty)) throw ConfigError("flap.max_penalty must be at least flap.suppress");
+  if (down_hold.count() <= 0) throw ConfigError("flap.down_hold_s must be positive");
+}
+
+const OpticType* OpticsConfig::type_for(std::string_view optic) const {
+  const auto it = types.find(optic.empty() ? std::string_view(default_type) : optic);
+  return it == types.end() ? nullptr : &it->second;
+}
+
+void DetectorConfig::validate(const std::string& source) const {
+  auto fail = [&](const std::string& path, const std::string& what) {
+    throw ConfigError(source + ": " + path + ": " + what);
+  };
+  try {
+    flap.validate();
+  } catch (const ConfigError& e) {
+    fail("$.flap", e.what());
+  }
+  if (!optics.default_type.empty() && optics.types.find(optics.default_type) == optics.types.end()) {
+    fail("$.optics.default_type", "names no type in $.optics.types: " + quote(optics.default_type));
+  }
+  if (optics.hysteresis_db < 0) fail("$.optics.hysteresis_db", "must not be negative");
+  if (!(optics.drift_db > 0)) fail("$.optics.drift_db", "must be positive");
+  if (!(optics.drift_recent < optics.drift_baseline)) {
+    fail("$.optics.drift_recent_s", "must be shorter than drift_baseline_s");
+  }
+  if (corruption.window.count() <= 0) fail("$.corruption.window_s", "must be positive");
+  if (!(corruption.corrupting > 0 && corruption.corrupting < corruption.critical && corruption.critical < 1)) {
+    fail("$.corruption", "need 0 < corrupting < critical < 1");
+  }
+  if (corruption.min_errors < 1) fail("$.corruption.min_errors", "must be at least 1");
+  if (!(corruption.congestion_utilization > 0 && corruption.congestion_utilization <= 1)) {
+    fail("$.corruption.congestion_utilization", "must be in (0, 1]");
+  }
+  if (fec.window.count() <= 0) fail("$.fec.window_s", "must be positive");
+  if (!(fec.warning_ber > 0 && fec.warning_ber < fec.limit_ber && fec.limit_ber < 1)) {
+    fail("$.fec", "need 0 < warning_ber < limit_ber < 1");
+  }
+  if (!(pfc.pause_rate > 0)) fail("$.pfc.pause_rate", "must be positive");
+  if (pfc.sustain.count() <= 0) fail("$.pfc.sustain_s", "must be positive");
+  if (stale.after.count() <= 0) fail("$.stale.after_s", "must be positive");
+}
+
+DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    throw ConfigError(source + ": invalid JSON: " + e.what());
+  }
+  Reader r(source);
+  if (!doc.is_object()) r.fail("$", "expected an object");
+  r.keys(doc, "$", {"version", "flap", "optics", "corruption", "fec", "pfc", "stale"});
+  DetectorConfig c;
+  bool present = false;
+
+  const json& flap = r.object(doc, "$", "flap", present);
+  r.keys(flap, "$.flap", {"penalty_per_flap", "half_life_s", "suppress", "reuse", "max_penalty", "down_hold_s"});
+  r.number(flap, "$.flap", "penalty_per_flap", c.flap.penalty_per_flap);
+  r.seconds_field(flap, "$.flap", "half_life_s", c.flap.half_life);
+  r.number(flap, "$.flap", "suppress", c.flap.suppress);
+  r.number(flap, "$.flap", "reuse", c.flap.reuse);
+  r.number(flap, "$.flap", "max_penalty", c.flap.max_penalty);
+  r.seconds_field(flap, "$.flap", "down_hold_s", c.flap.down_hold);
+
+  const json& optics = r.object(doc, "$", "optics", present);
+  r.keys(optics, "$.optics", {"default_type", "hysteresis_db", "drift_db", "drift_baseline_s", "drift_recent_s",
+                              "drift_min_history_s", "types"});
+  if (const auto it = optics.find("default_type"); it != optics.end()) {
+    if (!it->is_string()) r.fail("$.optics.default_type", "expected a string");
+    c.optics.default_type = it->get<std::string>();
+  }
+  r.number(optics, "$.optics", "hysteresis_db", c.optics.hysteresis_db);
+  r.number(optics, "$.optics", "drift_db", c.optics.drift_db);
+  r.seconds_field(optics, "$.optics", "drift_baseline_s", c.optics.drift_baseline);
+  r.seconds_field(optics, "$.optics", "drift_recent_s", c.optics.drift_recent);
+  r.seconds_field(optics, "$.optics", "drift_min_history_s", c.optics.drift_min_history);
+  const json& types = r.object(optics, "$.optics", "types", present);
+  for (const auto& [name, t] : types.items()) {
+    const std::string p = "$.optics.types." + name;
+    if (!t.is_object()) r.fail(p, "expected an object");
+    r.keys(t, p, {"rx_power_dbm", "tx_power_dbm", "temperature_c", "laser_bias_ma", "max_link_loss_db"});
+    OpticType ot;
+    ot.name = name;
+    r.band(t, p, "rx_power_dbm", ot.rx_power_dbm);
+    r.band(t, p, "tx_power_dbm", ot.tx_power_dbm);
+    r.band(t, p, "temperature_c", ot.temperature_c);
+    r.band(t, p, "laser_bias_ma", ot.laser_bias_ma);
+    r.number(t, p, "max_link_loss_db", ot.max_link_loss_db);
+    if (!(ot.max_link_loss_db > 0)) r.fail(p + ".max_link_loss_db", "must be positive");
+    c.optics.types.emplace(name, std::move(ot));
+  }
+
+  const json& corr = r.object(doc, "$", "corruption", present);
+  r.keys(corr, "$.corruption",
+         {"window_s", "corrupting", "critical", "min_errors", "discard_rate", "congestion_utilization"});
+  r.seconds_field(corr, "$.corruption", "window_s", c.corruption.window);
+  r.number(corr, "$.corruption", "corrupting", c.corruption.corrupting);
+  r.number(corr, "$.corruption", "critical", c.corruption.critical);
+  r.number(corr, "$.corruption", "min_errors", c.corruption.min_errors);
+  r.number(corr, "$.corruption", "discard_rate", c.corruption.discard_rate);
+  r.number(corr, "$.corruption", "congestion_utilization", c.corruption.congestion_utilization);
+
+  const json& fec = r.object(doc, "$", "fec", present);
+  r.keys(fec, "$.fec", {"window_s", "warning_ber", "limit_ber"});
+  r.seconds_field(fec, "$.fec", "window_s", c.fec.window);
+  r.number(fec, "$.fec", "warning_ber", c.fec.warning_ber);
+  r.number(fec, "$.fec", "limit_ber", c.fec.limit_ber);
+
+  const json& pfc = r.object(doc, "$", "pfc", present);
+  r.keys(pfc, "$.pfc", {"pause_rate", "sustain_s"});
+  r.number(pfc, "$.pfc", "pause_rate", c.pfc.pause_rate);
+  r.seconds_field(pfc, "$.pfc", "sustain_s", c.pfc.sustain);
+
+  const json& stale = r.object(doc, "$", "stale", present);
+  r.keys(stale, "$.stale", {"after_s"});
+  r.seconds_field(stale, "$.stale", "after_s", c.stale.after);
+
+  c.validate(source);
+  return c;
+}
+
+DetectorConfig DetectorConfig::load_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path);
+}
+
+}  // namespace medic::detectors

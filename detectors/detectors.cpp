@@ -1,0 +1,26 @@
+#include "detectors/detectors.h"
+
+namespace medic::detectors {
+
+DetectorSet::DetectorSet(const fabric::Topology& topology, const DetectorConfig& config)
+    : flap_(topology, config.flap),
+      optics_(topology, config.optics),
+      corruption_(topology, config.corruption),
+      fec_(topology, config.fec),
+      pfc_(topology, config.pfc),
+      stale_(topology, config.stale) {}
+
+void DetectorSet::observe(const telemetry::PortDelta& d, std::vector<Finding>& out) {
+  flap_.observe(d, out);
+  optics_.observe(d, out);
+  corruption_.observe(d, out);
+  fec_.observe(d, out);
+  pfc_.observe(d, out);
+}
+
+void DetectorSet::observe_poll(fabric::DeviceId device, bool answered, Time now, const std::string& error,
+                               std::vector<Finding>& out) {
+  stale_.observe(device, answered, now, error, out);
+}
+
+}  // namespace medic::detectors

@@ -1,0 +1,40 @@
+// Every passive detector behind one call: each port delta goes to each detector, each poll
+// outcome to the staleness detector.
+#pragma once
+
+#include <vector>
+
+#include "detectors/config.h"
+#include "detectors/corruption.h"
+#include "detectors/fec.h"
+#include "detectors/finding.h"
+#include "detectors/flap.h"
+#include "detectors/optics.h"
+#include "detectors/pfc.h"
+#include "detectors/stale.h"
+
+namespace medic::detectors {
+
+class DetectorSet {
+ public:
+  DetectorSet(const fabric::Topology& topology, const DetectorConfig& config);
+
+  void observe(const telemetry::PortDelta& d, std::vector<Finding>& out);
+  void observe_poll(fabric::DeviceId device, bool answered, Time now, const std::string& error,
+                    std::vector<Finding>& out);
+
+  const FlapDetector& flap() const { return flap_; }
+  const CorruptionDetector& corruption() const { return corruption_; }
+  const FecDetector& fec() const { return fec_; }
+  const StaleDetector& stale() const { return stale_; }
+
+ private:
+  FlapDetector flap_;
+  OpticsDetector optics_;
+  CorruptionDetector corruption_;
+  FecDetector fec_;
+  PfcDetector pfc_;
+  StaleDetector stale_;
+};
+
+}  // namespace medic::detectors

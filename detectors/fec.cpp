@@ -1,0 +1,113 @@
+#include "detectors/fec.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace medic::detectors {
+
+using telemetry::Counter;
+
+FecDetector::FecDetector(const fabric::Topology& topology, FecConfig config)
+    : topology_(topology), config_(config), ports_(topology.ports().size()) {}
+
+double FecDetector::pre_fec_ber(fabric::PortId port) const {
+  return port < ports_.size() ? ports_[port].ber : 0.0;
+}
+
+void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& out) {
+  if (d.port >= ports_.size() || d.counters_reset) return;
+  const fabric::Port& port = topology_.port(d.port);
+  if (port.link == fabric::kNone) return;
+  PortState& s = ports_[d.port];
+  const std::string ep = topology_.endpoint_name(d.port);
+  auto finding = [&](FindingKind kind, Severity sev) {
+    Finding f;
+    f.kind = kind;
+    f.severity = sev;
+    f.link = port.link;
+    f.port = d.port;
+    f.device = port.device;
+    f.observed_at = d.time;
+    f.first_seen = s.buckets.empty() ? d.time : s.buckets.front().time;
+    return f;
+  };
+
+  // Uncorrectable codewords: frames were lost.
+  if (d.has(Counter::fec_uncorrectable_codewords) && d.interval.count() > 0) {
+    const double unc = d.get(Counter::fec_uncorrectable_codewords);
+    if (unc > 0) {
+      s.last_uncorrectable = d.time;
+      if (!s.uncorrectable_reported) {
+        s.uncorrectable_reported = true;
+        Finding f = finding(FindingKind::fec_uncorrectable, Severity::critical);
+        f.first_seen = d.time - d.interval;
+        f.summary = std::to_string(static_cast<long long>(unc)) + " uncorrectable FEC codewords on " + ep + " in " +
+                    format_duration(d.interval);
+        f.evidence["uncorrectable"] = unc;
+        f.evidence["interval_s"] = seconds(d.interval);
+        out.push_back(std::move(f));
+      }
+    } else if (s.uncorrectable_reported && d.time - s.last_uncorrectable >= config_.window) {
+      s.uncorrectable_reported = false;  // a clean window: a new episode may be reported
+    }
+  }
+
+  Bucket b;
+  b.time = d.time;
+  b.seconds = seconds(d.interval);
+  if (d.has(Counter::fec_corrected_bits)) {
+    b.bits = d.get(Counter::fec_corrected_bits);
+    b.has_bits = true;
+  } else if (d.has(Counter::fec_corrected_codewords)) {
+    b.codewords = d.get(Counter::fec_corrected_codewords);
+  }
+  if (d.has(Counter::pre_fec_ber)) b.reported_ber = d.get(Counter::pre_fec_ber);
+  if (b.seconds <= 0 && std::isnan(b.reported_ber)) return;
+  s.buckets.push_back(b);
+  while (!s.buckets.empty() && s.buckets.front().time <= d.time - config_.window) s.buckets.pop_front();
+
+  double bits = 0, cws = 0, secs = 0, reported = NAN;
+  bool any_bits = false, any_cw = false;
+  for (const auto& x : s.buckets) {
+    secs += x.seconds;
+    bits += x.bits;
+    cws += x.codewords;
+    any_bits = any_bits || x.has_bits;
+    any_cw = any_cw || x.codewords > 0;
+    if (!std::isnan(x.reported_ber)) reported = std::isnan(reported) ? x.reported_ber : std::max(reported, x.reported_ber);
+  }
+  const double line_bits = topology_.link(port.link).speed_gbps * 1e9 * secs;
+  double ber = 0;
+  const char* how = "";
+  if (any_bits && line_bits > 0) {
+    ber = bits / line_bits;
+    how = "corrected bits";
+  } else if (any_cw && line_bits > 0) {
+    ber = cws / line_bits;  // each corrected codeword had at least one bit in error
+    how = "corrected codewords (lower bound)";
+  } else if (!std::isnan(reported)) {
+    ber = reported;
+    how = "the device's pre-FEC BER";
+  } else {
+    return;
+  }
+  s.ber = ber;
+  int level = ber >= config_.limit_ber ? 2 : ber >= config_.warning_ber ? 1 : 0;
+  if (level < s.level && ber >= config_.warning_ber / 2) level = s.level == 2 && ber >= config_.limit_ber / 2 ? 2 : 1;
+  const int before = s.level;
+  s.level = level;
+  if (level <= before) return;
+  Finding f = finding(FindingKind::fec_ber, level == 2 ? Severity::critical : Severity::warning);
+  char buf[220];
+  std::snprintf(buf, sizeof buf, "pre-FEC BER %.2e on %s (from %s over %s) %s %.1e", ber, ep.c_str(), how,
+                format_duration(from_seconds(secs)).c_str(),
+                level == 2 ? "at or over the FEC limit" : "above the warning level",
+                level == 2 ? config_.limit_ber : config_.warning_ber);
+  f.summary = buf;
+  f.evidence["pre_fec_ber"] = ber;
+  f.evidence["limit_ber"] = config_.limit_ber;
+  f.evidence["warning_ber"] = config_.warning_ber;
+  out.push_back(std::move(f));
+}
+
+}  // namespace medic::detectors

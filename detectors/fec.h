@@ -1,0 +1,42 @@
+// Forward error correction health: the pre-FEC bit error rate over a window, from corrected
+// bits (or, failing that, corrected codewords as a lower bound, or the device's own pre-FEC
+// BER reading) against a warning level and the code's limit (KP4: 2.4e-4). Any
+// uncorrectable codeword means frames were lost and is critical at once.
+#pragma once
+
+#include <deque>
+#include <vector>
+
+#include "detectors/config.h"
+#include "detectors/finding.h"
+#include "telemetry/counters.h"
+
+namespace medic::detectors {
+
+class FecDetector {
+ public:
+  FecDetector(const fabric::Topology& topology, FecConfig config);
+
+  void observe(const telemetry::PortDelta& d, std::vector<Finding>& out);
+  double pre_fec_ber(fabric::PortId port) const;
+
+ private:
+  struct Bucket {
+    Time time;
+    double bits = 0, codewords = 0, seconds = 0, reported_ber = NAN;
+    bool has_bits = false;
+  };
+  struct PortState {
+    std::deque<Bucket> buckets;
+    double ber = 0;
+    int level = 0;  // 0 ok, 1 warning, 2 over the limit
+    bool uncorrectable_reported = false;
+    Time last_uncorrectable{};
+  };
+
+  const fabric::Topology& topology_;
+  FecConfig config_;
+  std::vector<PortState> ports_;
+};
+
+}  // namespace medic::detectors

@@ -1,0 +1,57 @@
+#include "service/pipeline.h"
+
+namespace medic::service {
+
+Pipeline::Pipeline(const fabric::Topology& topology, const telemetry::CounterMap& map,
+                   const detectors::DetectorConfig& detector_config, triage::TriageConfig triage_config)
+    : topology_(topology),
+      mapper_(topology, map),
+      tracker_(topology.ports().size()),
+      detectors_(topology, detector_config),
+      triage_(topology, triage_config),
+      port_oper_(topology.ports().size(), -1),
+      link_oper_(topology.links().size(), -1) {}
+
+int Pipeline::link_oper(fabric::LinkId link) const { return link_oper_[link]; }
+
+PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
+                           std::span<const triage::Maintenance> maintenance) {
+  PollOutcome out;
+  samples_.clear();
+  for (const auto& a : answers) {
+    if (!a.answered) {
+      detectors_.observe_poll(a.device, false, a.time, a.error, out.findings);
+      continue;
+    }
+    auto st = mapper_.map(a.device, a.format, a.body, a.time, samples_, &out.stats);
+    if (!st.ok()) {
+      // A malformed answer is not an answer: the device counts as silent for this poll.
+      out.rejected.emplace_back(a.device, st.error());
+      detectors_.observe_poll(a.device, false, a.time, "malformed answer: " + st.error(), out.findings);
+      continue;
+    }
+    detectors_.observe_poll(a.device, true, a.time, "", out.findings);
+  }
+  out.samples = samples_.size();
+  for (const auto& s : samples_) {
+    const telemetry::PortDelta d = tracker_.observe(s);
+    if (d.has(telemetry::Counter::oper_up)) {
+      port_oper_[s.port] = d.get(telemetry::Counter::oper_up) > 0.5 ? 1 : 0;
+      const fabric::LinkId l = topology_.port(s.port).link;
+      if (l != fabric::kNone) {
+        const auto& link = topology_.link(l);
+        // A link is up when no end that reports says it is down.
+        const int8_t up = (port_oper_[link.a] != 0 && port_oper_[link.b] != 0) ? 1 : 0;
+        if (link_oper_[l] != up) {
+          link_oper_[l] = up;
+          out.link_changes.push_back({l, up == 1});
+        }
+      }
+    }
+    detectors_.observe(d, out.findings);
+  }
+  out.triage = triage_.process(out.findings, now, maintenance);
+  return out;
+}
+
+}  // namespace medic::service

@@ -1,0 +1,66 @@
+// The functional core of one poll, shared by medicd and `medic replay`: the answers of
+// every device -> canonical samples -> deltas -> detectors -> triage. No I/O and no clock:
+// the caller passes the answers and the time, and persists and acts on what comes out.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "detectors/detectors.h"
+#include "fabric/topology.h"
+#include "telemetry/mapping.h"
+#include "telemetry/tracker.h"
+#include "triage/triage.h"
+
+namespace medic::service {
+
+struct DeviceAnswer {
+  fabric::DeviceId device = fabric::kNone;
+  Time time{};
+  bool answered = false;        // false: it failed or was not asked (backoff)
+  std::string error;            // why it failed
+  telemetry::PayloadFormat format = telemetry::PayloadFormat::prometheus;
+  std::string_view body;
+};
+
+struct LinkStateChange {
+  fabric::LinkId link = fabric::kNone;
+  bool up = true;
+};
+
+struct PollOutcome {
+  std::vector<detectors::Finding> findings;
+  triage::TriageResult triage;
+  std::vector<LinkStateChange> link_changes;  // links whose oper state changed this poll
+  std::vector<std::pair<fabric::DeviceId, std::string>> rejected;  // malformed answers
+  telemetry::MapStats stats;
+  size_t samples = 0;  // port samples produced
+};
+
+class Pipeline {
+ public:
+  Pipeline(const fabric::Topology& topology, const telemetry::CounterMap& map,
+           const detectors::DetectorConfig& detector_config, triage::TriageConfig triage_config = {});
+
+  PollOutcome poll(std::span<const DeviceAnswer> answers, Time now,
+                   std::span<const triage::Maintenance> maintenance = {});
+
+  triage::Triage& triage() { return triage_; }
+  const detectors::DetectorSet& detectors() const { return detectors_; }
+  // -1 unknown, 0 down, 1 up, as the link's ends last reported.
+  int link_oper(fabric::LinkId link) const;
+
+ private:
+  const fabric::Topology& topology_;
+  telemetry::ScrapeMapper mapper_;
+  telemetry::CounterTracker tracker_;
+  detectors::DetectorSet detectors_;
+  triage::Triage triage_;
+  std::vector<int8_t> port_oper_;
+  std::vector<int8_t> link_oper_;
+  std::vector<telemetry::PortSample> samples_;
+};
+
+}  // namespace medic::service
