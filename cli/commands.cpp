@@ -1,12 +1,15 @@
 #include "cli/commands.h"
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/record.h"
+#include "cli/replay.h"
 #include "cli/table.h"
 #include "common/strings.h"
 #include "common/time.h"
@@ -160,6 +163,8 @@ int cmd_incidents(const DbOption& dbo, bool open_only, const std::string& cls, i
                      {"link", r.link},
                      {"device", r.device},
                      {"summary", r.summary},
+                     {"suspect", r.suspect.empty() ? json(nullptr) : json(r.suspect)},
+                     {"reopen_count", r.reopen_count},
                      {"blocked_reason", r.blocked_reason.empty() ? json(nullptr) : json(r.blocked_reason)},
                      {"started_at", time_json(r.started_at)},
                      {"detected_at", time_json(r.detected_at)},
@@ -180,11 +185,11 @@ int cmd_incidents(const DbOption& dbo, bool open_only, const std::string& cls, i
     out << "no incidents\n";
     return 0;
   }
-  Table t({"ID", "CLASS", "LINK", "STATE", "DETECT", "MITIGATE", "DETECTED AT", "DETAIL"});
+  Table t({"ID", "CLASS", "SEVERITY", "LINK OR DEVICE", "STATE", "DETECT", "MITIGATE", "DETECTED AT", "DETAIL"});
   for (const auto& r : *rows) {
     std::string detail = r.blocked_reason.empty() ? r.summary : r.blocked_reason;
     if (r.state == "blocked") detail = "drain refused: " + r.blocked_reason;
-    t.add({std::to_string(r.id), r.incident_class, r.link.empty() ? r.device : r.link, r.state,
+    t.add({std::to_string(r.id), r.incident_class, r.severity, r.link.empty() ? r.device : r.link, r.state,
            dur_or_dash(r.started_at, r.detected_at), dur_or_dash(r.detected_at, r.mitigated_at),
            r.detected_at ? format_iso8601(*r.detected_at).substr(0, 19) + "Z" : "-", detail});
   }
@@ -224,8 +229,15 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
                     {"steps", json::parse(a.steps_json)}, {"intent_at", format_iso8601(a.intent_at)},
                     {"result_at", time_json(a.result_at)}});
     }
+    json ej = json::array();
+    if (const auto events = db->incident_events(id); events.ok()) {
+      for (const auto& e : *events) ej.push_back({{"at", format_iso8601(e.at)}, {"state", e.state}, {"note", e.note}});
+    }
     out << json{{"id", r.id}, {"class", r.incident_class}, {"state", r.state}, {"link", r.link},
-                {"summary", r.summary}, {"findings", fj}, {"actions", aj}}
+                {"device", r.device}, {"severity", r.severity}, {"summary", r.summary},
+                {"suspect", r.suspect.empty() ? json(nullptr) : json(r.suspect)},
+                {"suspect_port", r.suspect_port.empty() ? json(nullptr) : json(r.suspect_port)},
+                {"reopen_count", r.reopen_count}, {"history", ej}, {"findings", fj}, {"actions", aj}}
                .dump(2)
         << '\n';
     return 0;
@@ -234,6 +246,13 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
   out << "state:     " << r.state << (r.blocked_reason.empty() ? "" : " (" + r.blocked_reason + ")") << '\n';
   out << "severity:  " << r.severity << '\n';
   out << "summary:   " << r.summary << '\n';
+  if (!r.suspect.empty()) {
+    out << "suspect:   " << r.suspect << (r.suspect_port.empty() ? "" : " [" + r.suspect_port + "]") << '\n';
+  }
+  if (r.reopen_count > 0) {
+    out << "reopened:  " << r.reopen_count << " time" << (r.reopen_count == 1 ? "" : "s")
+        << (r.reopened_at ? ", last " + format_iso8601(*r.reopened_at) : "") << '\n';
+  }
   const std::pair<const char*, std::optional<Time>> stages[] = {
       {"started", r.started_at},     {"detected", r.detected_at},         {"triaged", r.triaged_at},
       {"mitigated", r.mitigated_at}, {"repair requested", r.repair_requested_at}, {"repaired", r.repaired_at},
@@ -241,6 +260,12 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
       {"dismissed", r.dismissed_at}, {"escalated", r.escalated_at}};
   for (const auto& [name, t] : stages) {
     if (t) out << "  " << name << std::string(18 - std::string(name).size(), ' ') << format_iso8601(*t) << '\n';
+  }
+  if (const auto events = db->incident_events(id); events.ok() && !events->empty()) {
+    out << "history (" << events->size() << "):\n";
+    for (const auto& e : *events) {
+      out << "  " << format_iso8601(e.at) << "  " << e.state << (e.note.empty() ? "" : "  " + e.note) << '\n';
+    }
   }
   out << "findings (" << findings->size() << "):\n";
   for (const auto& fr : *findings) out << "  " << format_iso8601(fr.observed_at) << "  " << fr.kind << "  " << fr.summary << '\n';
@@ -342,6 +367,121 @@ int cmd_slo_set(const DbOption& dbo, const std::string& cls, const std::string& 
   return 0;
 }
 
+std::optional<Time> parse_when(const std::string& s, Time now) {
+  // "now", "+90m", "+2h", "+30s", "+1d", or seconds since the epoch.
+  if (s == "now") return now;
+  if (!s.empty() && s[0] == '+') {
+    double v = 0;
+    const char* b = s.data() + 1;
+    const char* e = s.data() + s.size();
+    const auto [ptr, ec] = std::from_chars(b, e, v);
+    if (ec != std::errc() || ptr + 1 != e || !(v >= 0)) return std::nullopt;
+    const char unit = *ptr;
+    const double mult = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400 : -1;
+    if (mult < 0) return std::nullopt;
+    return now + from_seconds(v * mult);
+  }
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || !(v > 0)) return std::nullopt;
+  return from_unix_seconds(v);
+}
+
+int cmd_maintenance_add(const DbOption& dbo, const std::string& link, const std::string& device,
+                        const std::string& from, const std::string& until, const std::string& reason,
+                        std::ostream& out, std::ostream& err) {
+  if (link.empty() == device.empty()) {
+    err << "medic: give exactly one of --link or --device\n";
+    return 2;
+  }
+  const Time now = SystemClock().now();
+  const auto start = parse_when(from, now);
+  const auto end = parse_when(until, now);
+  if (!start) {
+    err << "medic: --from " << quote(from) << ": expected now, +N[smhd] or Unix seconds\n";
+    return 2;
+  }
+  if (!end) {
+    err << "medic: --until " << quote(until) << ": expected +N[smhd] or Unix seconds\n";
+    return 2;
+  }
+  if (*end <= *start) {
+    err << "medic: --until must be after --from\n";
+    return 2;
+  }
+  auto db = dbo.open();
+  db::MaintenanceRow m;
+  m.link = link;
+  m.device = device;
+  if (!link.empty()) {
+    // A link may be named by either end; the database keeps its full name.
+    const auto full = db->resolve_link(link);
+    if (!full.ok()) {
+      err << "medic: " << full.error() << '\n';
+      return 1;
+    }
+    if (full->empty()) {
+      err << "medic: --link " << quote(link) << ": no such link in the inventory (run medicd or check the name)\n";
+      return 2;
+    }
+    m.link = *full;
+  } else {
+    const auto known = db->device_known(device);
+    if (!known.ok()) {
+      err << "medic: " << known.error() << '\n';
+      return 1;
+    }
+    if (!*known) {
+      err << "medic: --device " << quote(device) << ": no such switch or host in the inventory\n";
+      return 2;
+    }
+  }
+  m.starts_at = *start;
+  m.ends_at = *end;
+  m.reason = reason;
+  if (const char* user = std::getenv("USER")) m.created_by = user;
+  const auto id = db->add_maintenance(m);
+  if (!id.ok()) {
+    err << "medic: " << id.error() << '\n';
+    return 1;
+  }
+  out << "maintenance #" << *id << ": " << (m.link.empty() ? device : m.link) << " from " << format_iso8601(*start)
+      << " until " << format_iso8601(*end) << (reason.empty() ? "" : " (" + reason + ")") << '\n';
+  return 0;
+}
+
+int cmd_maintenance_list(const DbOption& dbo, bool all, std::ostream& out, std::ostream& err) {
+  auto db = dbo.open();
+  const Time now = SystemClock().now();
+  const auto rows = db->maintenance(all ? std::nullopt : std::optional<Time>(now));
+  if (!rows.ok()) {
+    err << "medic: " << rows.error() << '\n';
+    return 1;
+  }
+  if (rows->empty()) {
+    out << (all ? "no maintenance windows\n" : "no maintenance windows now or ahead\n");
+    return 0;
+  }
+  Table t({"ID", "LINK OR DEVICE", "FROM", "UNTIL", "STATUS", "REASON"});
+  for (const auto& m : *rows) {
+    const std::string status = now < m.starts_at ? "ahead" : now < m.ends_at ? "active" : "over";
+    t.add({std::to_string(m.id), m.link.empty() ? m.device : m.link, format_iso8601(m.starts_at).substr(0, 19) + "Z",
+           format_iso8601(m.ends_at).substr(0, 19) + "Z", status, m.reason});
+  }
+  out << t.render();
+  return 0;
+}
+
+int cmd_maintenance_end(const DbOption& dbo, int64_t id, std::ostream& out, std::ostream& err) {
+  auto db = dbo.open();
+  if (auto st = db->end_maintenance(id, SystemClock().now()); !st.ok()) {
+    err << "medic: " << st.error() << '\n';
+    return 1;
+  }
+  out << "maintenance #" << id << " ended\n";
+  return 0;
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -419,6 +559,59 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   set->callback([&] {
     action = [&] { return cmd_slo_set(dbo, set_class, set_stage, set_target, set_objective, out, err); };
   });
+
+  auto* mnt = app.add_subcommand("maintenance", "maintenance windows: findings on these links or devices open no incident");
+  mnt->require_subcommand(1);
+  std::string m_link, m_device, m_from = "now", m_until, m_reason;
+  auto* madd = mnt->add_subcommand("add", "declare a window (changes state)");
+  dbo.add(madd);
+  madd->add_option("--link", m_link, "the link's name (device:port--device:port)");
+  madd->add_option("--device", m_device, "a switch or host: all its links");
+  madd->add_option("--from", m_from, "now (default), +N[smhd] or Unix seconds");
+  madd->add_option("--until", m_until, "+N[smhd] or Unix seconds")->required();
+  madd->add_option("--reason", m_reason, "why, for the record");
+  madd->callback([&] {
+    action = [&] { return cmd_maintenance_add(dbo, m_link, m_device, m_from, m_until, m_reason, out, err); };
+  });
+  bool m_all = false;
+  auto* mlist = mnt->add_subcommand("list", "windows now or ahead (--all: also those over)");
+  dbo.add(mlist);
+  mlist->add_flag("--all", m_all, "also windows that are over");
+  mlist->callback([&] { action = [&] { return cmd_maintenance_list(dbo, m_all, out, err); }; });
+  int64_t m_id = 0;
+  auto* mend = mnt->add_subcommand("end", "end a window now (changes state)");
+  dbo.add(mend);
+  mend->add_option("id", m_id, "window id")->required()->check(CLI::PositiveNumber);
+  mend->callback([&] { action = [&] { return cmd_maintenance_end(dbo, m_id, out, err); }; });
+
+  ReplayOptions ro;
+  bool ro_incidents_only = false;
+  auto* rep = app.add_subcommand("replay", "run recorded scrapes through detectors and triage, print JSON lines");
+  rep->add_option("--topology", ro.topology_path, "topology JSON file")->required();
+  rep->add_option("--scrapes", ro.scrapes_dir, "folder of DIR/UNIXTIME/DEVICE.prom|.json")->required();
+  rep->add_option("--counter-map", ro.counter_map_path, "counter name map (default data/counter_map.json)");
+  rep->add_option("--detectors", ro.detectors_path, "detector thresholds (default data/detectors.json)");
+  rep->add_option("--device-fault-links", ro.device_fault_links, "failing links of one device that make one incident")
+      ->check(CLI::Range(2, 100000));
+  rep->add_option("--reopen-window", ro.reopen_window_s, "seconds within which a fault reopens a closed incident")
+      ->check(CLI::NonNegativeNumber);
+  rep->add_flag("--incidents-only", ro_incidents_only, "print incident lines only");
+  rep->callback([&] {
+    action = [&] {
+      ro.findings = !ro_incidents_only;
+      return replay(ro, out, err);
+    };
+  });
+
+  RecordOptions rec;
+  auto* recc = app.add_subcommand("record", "scrape every device N times and write a scrape set for replay");
+  recc->add_option("--topology", rec.topology_path, "topology JSON file")->required();
+  recc->add_option("--out", rec.out_dir, "folder to write DIR/UNIXTIME/DEVICE.prom|.json into")->required();
+  recc->add_option("--polls", rec.polls, "how many polls (default 10)")->check(CLI::Range(1, 100000));
+  recc->add_option("--interval", rec.interval_s, "seconds between polls (default 1)")->check(CLI::Range(0.01, 3600.0));
+  recc->add_option("--timeout", rec.timeout_s, "seconds before a device's answer is given up on")
+      ->check(CLI::Range(0.05, 600.0));
+  recc->callback([&] { action = [&] { return record(rec, out, err); }; });
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -434,6 +434,28 @@ Result<std::vector<IncidentRow>> Database::closed_since(Time since) {
   });
 }
 
+Result<std::string> Database::resolve_link(const std::string& ref) {
+  return run("resolve_link", [&]() -> Result<std::string> {
+    pqxx::nontransaction n(conn_->c);
+    const auto r = n.exec_params(
+        "SELECT name FROM links WHERE name = $1 OR a_device || ':' || a_port = $1 OR b_device || ':' || b_port = $1 "
+        "LIMIT 1",
+        ref);
+    return r.empty() ? std::string() : r[0][0].as<std::string>();
+  });
+}
+
+Result<bool> Database::device_known(const std::string& name) {
+  return run("device_known", [&]() -> Result<bool> {
+    pqxx::nontransaction n(conn_->c);
+    const auto r = n.exec_params(
+        "SELECT EXISTS (SELECT 1 FROM switches WHERE name = $1) OR "
+        "EXISTS (SELECT 1 FROM links WHERE a_device = $1 OR b_device = $1)",
+        name);
+    return r[0][0].as<bool>();
+  });
+}
+
 Result<int64_t> Database::add_maintenance(const MaintenanceRow& m) {
   return run("add_maintenance", [&]() -> Result<int64_t> {
     pqxx::work w(conn_->c);

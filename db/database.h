@@ -117,6 +117,11 @@ class Database {
   // Incidents closed or dismissed since `since`, for triage's reopen rule.
   Result<std::vector<IncidentRow>> closed_since(Time since);
 
+  // The full name of a link given by its name or either endpoint "device:port"; "" if none.
+  Result<std::string> resolve_link(const std::string& ref);
+  // Whether a switch or host of that name is in the inventory.
+  Result<bool> device_known(const std::string& name);
+
   // Maintenance windows.
   Result<int64_t> add_maintenance(const MaintenanceRow& m);
   // Windows not yet over at `at` (all of them when nullopt).

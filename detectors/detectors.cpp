@@ -18,6 +18,8 @@ void DetectorSet::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
   pfc_.observe(d, out);
 }
 
+void DetectorSet::end_poll(Time now, std::vector<Finding>& out) { optics_.end_poll(now, out); }
+
 void DetectorSet::observe_poll(fabric::DeviceId device, bool answered, Time now, const std::string& error,
                                std::vector<Finding>& out) {
   stale_.observe(device, answered, now, error, out);

@@ -22,6 +22,8 @@ class DetectorSet {
   void observe(const telemetry::PortDelta& d, std::vector<Finding>& out);
   void observe_poll(fabric::DeviceId device, bool answered, Time now, const std::string& error,
                     std::vector<Finding>& out);
+  // After every delta of a poll: checks that need both ends of a link.
+  void end_poll(Time now, std::vector<Finding>& out);
 
   const FlapDetector& flap() const { return flap_; }
   const CorruptionDetector& corruption() const { return corruption_; }

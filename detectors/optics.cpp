@@ -15,11 +15,14 @@ std::string fmt(double v, const char* unit) {
 }
 // A reading is fresh enough to compare with the other end's if taken within this long.
 constexpr auto kPairWindow = std::chrono::seconds(120);
+// Transceivers report about -40 dBm when there is no light at all: a dark or down link,
+// which is the flap and down detectors' business, not a power level to judge.
+constexpr double kNoLight = -30;
 }  // namespace
 
 OpticsDetector::OpticsDetector(const fabric::Topology& topology, OpticsConfig config)
     : topology_(topology), config_(std::move(config)), ports_(topology.ports().size()),
-      link_type_(topology.links().size(), nullptr) {
+      link_type_(topology.links().size(), nullptr), is_dirty_(topology.links().size(), 0) {
   for (fabric::LinkId l = 0; l < topology.links().size(); ++l) link_type_[l] = config_.type_for(topology.link(l).optic);
 }
 
@@ -80,29 +83,39 @@ void OpticsDetector::check_band(const telemetry::PortDelta& d, PortState&, const
   out.push_back(std::move(f));
 }
 
-void OpticsDetector::check_loss(const telemetry::PortDelta& d, std::vector<Finding>& out) {
-  // This port received; the peer transmitted.
-  const fabric::Port& port = topology_.port(d.port);
+void OpticsDetector::check_loss(fabric::PortId rx_port, Time now, std::vector<Finding>& out) {
+  // rx_port received; its peer transmitted.
+  const fabric::Port& port = topology_.port(rx_port);
   if (port.link == fabric::kNone) return;
   const OpticType* type = link_type_[port.link];
   if (type == nullptr) return;
-  const fabric::PortId peer = topology_.peer(d.port);
-  PortState& rs = ports_[d.port];
+  const fabric::PortId peer = topology_.peer(rx_port);
+  PortState& rs = ports_[rx_port];
   const PortState& ts = ports_[peer];
-  if (std::isnan(rs.rx) || std::isnan(ts.tx) || rs.rx <= -30 || d.time - ts.tx_time > kPairWindow) return;
+  if (std::isnan(rs.rx) || std::isnan(ts.tx) || rs.rx <= kNoLight || now - ts.tx_time > kPairWindow ||
+      now - rs.rx_time > kPairWindow) {
+    return;
+  }
   const double loss = ts.tx - rs.rx;
   const double budget = type->max_link_loss_db;
-  const Level now = loss > budget + (rs.loss_level != ok ? -config_.hysteresis_db : 0.0)
-                        ? (loss > budget + 3.0 ? alarm : warn)
-                        : ok;
+  const Level now_level = loss > budget + (rs.loss_level != ok ? -config_.hysteresis_db : 0.0)
+                              ? (loss > budget + 3.0 ? alarm : warn)
+                              : ok;
   const Level before = rs.loss_level;
-  rs.loss_level = now;
-  if (now <= before) return;
+  rs.loss_level = now_level;
+  if (now_level <= before) return;
   // The reverse direction tells a bad strand or receiver from a bad cable or connector.
   double reverse = NAN;
-  if (!std::isnan(ts.rx) && !std::isnan(rs.tx) && ts.rx > -30) reverse = rs.tx - ts.rx;
-  const std::string here = topology_.endpoint_name(d.port), there = topology_.endpoint_name(peer);
-  Finding f = base(d, FindingKind::optics_loss, now == alarm ? Severity::critical : Severity::warning);
+  if (!std::isnan(ts.rx) && !std::isnan(rs.tx) && ts.rx > kNoLight) reverse = rs.tx - ts.rx;
+  const std::string here = topology_.endpoint_name(rx_port), there = topology_.endpoint_name(peer);
+  Finding f;
+  f.kind = FindingKind::optics_loss;
+  f.severity = now_level == alarm ? Severity::critical : Severity::warning;
+  f.link = port.link;
+  f.port = rx_port;
+  f.device = port.device;
+  f.first_seen = rs.rx_time;
+  f.observed_at = now;
   char buf[160];
   std::snprintf(buf, sizeof buf, "%.2f dB lost from %s (tx %.2f dBm) to %s (rx %.2f dBm), budget %.1f dB",
                 loss, there.c_str(), ts.tx, here.c_str(), rs.rx, budget);
@@ -118,7 +131,7 @@ void OpticsDetector::check_loss(const telemetry::PortDelta& d, std::vector<Findi
   } else if (!std::isnan(reverse) && reverse > budget) {
     f.suspect = "the fiber or a connector between " + there + " and " + here + " (both directions lossy)";
   } else if (!std::isnan(reverse)) {
-    f.suspect_port = d.port;
+    f.suspect_port = rx_port;
     f.suspect = "the transceiver in " + here + " (weak receiver; the reverse direction is clean), or the " +
                 there + " -> " + here + " strand";
   } else {
@@ -127,8 +140,19 @@ void OpticsDetector::check_loss(const telemetry::PortDelta& d, std::vector<Findi
   out.push_back(std::move(f));
 }
 
+void OpticsDetector::end_poll(Time now, std::vector<Finding>& out) {
+  for (const fabric::LinkId l : dirty_) {
+    is_dirty_[l] = 0;
+    const auto& link = topology_.link(l);
+    for (const fabric::PortId p : {link.a, link.b}) {
+      if (!ports_[p].down) check_loss(p, now, out);
+    }
+  }
+  dirty_.clear();
+}
+
 void OpticsDetector::check_drift(const telemetry::PortDelta& d, PortState& s, std::vector<Finding>& out) {
-  if (std::isnan(s.rx) || s.rx <= -30) return;  // no light is a down link, not a drift
+  if (std::isnan(s.rx) || s.rx <= kNoLight) return;  // no light is a down link, not a drift
   if (std::isnan(s.baseline)) {
     s.baseline = s.recent = s.rx;
     s.history_start = s.last_drift_update = d.time;
@@ -167,29 +191,33 @@ void OpticsDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>
   const OpticType* type = link_type_[port.link];
   if (type == nullptr) return;
   PortState& s = ports_[d.port];
-  const bool down = d.has(Counter::oper_up) && d.get(Counter::oper_up) < 0.5;
-  if (d.has(Counter::tx_power_dbm)) {
+  // Garbage (a non-finite reading) is no reading: it neither raises nor clears a level.
+  auto has = [&](Counter c) { return d.has(c) && std::isfinite(d.get(c)); };
+  const bool down = has(Counter::oper_up) && d.get(Counter::oper_up) < 0.5;
+  if (has(Counter::tx_power_dbm)) {
     s.tx = d.get(Counter::tx_power_dbm);
     s.tx_time = d.time;
-    if (!down) check_band(d, s, type->tx_power_dbm, s.tx, s.tx_level, FindingKind::optics_tx_power,
-                          "transmit power", "dBm", out);
+    if (!down && s.tx > kNoLight) {
+      check_band(d, s, type->tx_power_dbm, s.tx, s.tx_level, FindingKind::optics_tx_power, "transmit power", "dBm",
+                 out);
+    }
   }
-  if (d.has(Counter::rx_power_dbm)) {
+  if (has(Counter::rx_power_dbm)) {
     s.rx = d.get(Counter::rx_power_dbm);
     s.rx_time = d.time;
     // A down link has no light; that is the flap and down detectors' business.
-    if (!down) {
+    if (!down && s.rx > kNoLight) {
       check_band(d, s, type->rx_power_dbm, s.rx, s.rx_level, FindingKind::optics_rx_power, "receive power", "dBm",
                  out);
       check_loss(d, out);
       check_drift(d, s, out);
     }
   }
-  if (d.has(Counter::temperature_c)) {
+  if (has(Counter::temperature_c)) {
     check_band(d, s, type->temperature_c, d.get(Counter::temperature_c), s.temp_level,
                FindingKind::optics_temperature, "temperature", "C", out);
   }
-  if (d.has(Counter::laser_bias_ma) && !down) {
+  if (has(Counter::laser_bias_ma) && !down) {
     check_band(d, s, type->laser_bias_ma, d.get(Counter::laser_bias_ma), s.bias_level, FindingKind::optics_bias,
                "laser bias", "mA", out);
   }

@@ -20,6 +20,9 @@ class OpticsDetector {
   OpticsDetector(const fabric::Topology& topology, OpticsConfig config);
 
   void observe(const telemetry::PortDelta& d, std::vector<Finding>& out);
+  // Compares each link's two ends once every answer of the poll is in, so a transmitter
+  // that weakened since the last poll is not taken for a bad receiver.
+  void end_poll(Time now, std::vector<Finding>& out);
 
  private:
   enum Level : int8_t { ok = 0, warn = 1, alarm = 2 };
@@ -31,12 +34,13 @@ class OpticsDetector {
     double baseline = NAN, recent = NAN;
     Time history_start{}, last_drift_update{};
     bool drift_reported = false;
+    bool down = false;
   };
   // Level of a reading against a band; `previous` applies hysteresis on the way back.
   Level level_of(const Band& b, double v, Level previous) const;
   void check_band(const telemetry::PortDelta& d, PortState& s, const Band& b, double v, Level& level,
                   FindingKind kind, const char* what, const char* unit, std::vector<Finding>& out);
-  void check_loss(const telemetry::PortDelta& d, std::vector<Finding>& out);
+  void check_loss(fabric::PortId rx_port, Time now, std::vector<Finding>& out);
   void check_drift(const telemetry::PortDelta& d, PortState& s, std::vector<Finding>& out);
   Finding base(const telemetry::PortDelta& d, FindingKind kind, Severity sev) const;
 
@@ -44,6 +48,8 @@ class OpticsDetector {
   OpticsConfig config_;
   std::vector<PortState> ports_;
   std::vector<const OpticType*> link_type_;
+  std::vector<fabric::LinkId> dirty_;  // links with a new reading this poll
+  std::vector<uint8_t> is_dirty_;
 };
 
 }  // namespace medic::detectors

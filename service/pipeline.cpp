@@ -50,6 +50,7 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
     }
     detectors_.observe(d, out.findings);
   }
+  detectors_.end_poll(now, out.findings);
   out.triage = triage_.process(out.findings, now, maintenance);
   return out;
 }

@@ -1,0 +1,220 @@
+#include "cli/replay.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "common/strings.h"
+#include "detectors/config.h"
+#include "fabric/loader.h"
+#include "remediation/policy.h"
+#include "service/config.h"
+#include "service/pipeline.h"
+#include "telemetry/mapping.h"
+
+namespace medic::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct ScrapeFile {
+  fabric::DeviceId device;
+  telemetry::PayloadFormat format;
+  fs::path path;
+};
+
+json finding_json(const detectors::Finding& f, const fabric::Topology& t) {
+  json j = {{"type", "finding"},
+            {"time", format_iso8601(f.observed_at)},
+            {"kind", std::string(detectors::to_string(f.kind))},
+            {"severity", std::string(detectors::to_string(f.severity))},
+            {"summary", f.summary},
+            {"first_seen", format_iso8601(f.first_seen)}};
+  if (f.link != fabric::kNone) j["link"] = t.link(f.link).name;
+  if (f.device != fabric::kNone) j["device"] = t.device(f.device).name;
+  if (f.port != fabric::kNone) j["port"] = t.endpoint_name(f.port);
+  if (!f.suspect.empty()) j["suspect"] = f.suspect;
+  json ev = json::object();
+  for (const auto& [k, v] : f.evidence) ev[k] = v;
+  j["evidence"] = ev;
+  return j;
+}
+
+}  // namespace
+
+int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
+  const auto started = std::chrono::steady_clock::now();
+  fabric::Topology topo;
+  telemetry::CounterMap map;
+  detectors::DetectorConfig dconf;
+  triage::TriageConfig tconf;
+  try {
+    topo = fabric::load_topology_file(o.topology_path);
+    map = telemetry::CounterMap::load_file(o.counter_map_path.empty() ? service::default_data_dir() + "/counter_map.json"
+                                                                      : o.counter_map_path);
+    dconf = detectors::DetectorConfig::load_file(o.detectors_path.empty() ? service::default_data_dir() + "/detectors.json"
+                                                                          : o.detectors_path);
+    tconf.device_fault_links = o.device_fault_links;
+    tconf.reopen_window = from_seconds(o.reopen_window_s);
+    tconf.validate();
+  } catch (const fabric::TopologyError& e) {
+    for (const auto& p : e.problems()) err << p << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    err << "medic: " << e.what() << '\n';
+    return 2;
+  }
+
+  // Scrape folders in time order; every file named after a device of the topology.
+  std::error_code ec;
+  if (!fs::is_directory(o.scrapes_dir, ec)) {
+    err << "medic: " << o.scrapes_dir << ": not a directory\n";
+    return 2;
+  }
+  std::map<double, std::vector<ScrapeFile>> polls;
+  std::set<fabric::DeviceId> polled;
+  for (const auto& entry : fs::directory_iterator(o.scrapes_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory()) {
+      err << "medic: " << entry.path().string() << ": expected only folders named by Unix time\n";
+      return 2;
+    }
+    double when = 0;
+    const auto [ptr, perr] = std::from_chars(name.data(), name.data() + name.size(), when);
+    if (perr != std::errc() || ptr != name.data() + name.size() || !(when > 0)) {
+      err << "medic: " << entry.path().string() << ": folder name is not a Unix time in seconds\n";
+      return 2;
+    }
+    auto& files = polls[when];
+    for (const auto& f : fs::directory_iterator(entry.path(), ec)) {
+      const std::string fname = f.path().filename().string();
+      const std::string ext = f.path().extension().string();
+      if (!f.is_regular_file() || (ext != ".prom" && ext != ".json")) {
+        err << "medic: " << f.path().string() << ": expected DEVICE.prom or DEVICE.json\n";
+        return 2;
+      }
+      const std::string dev_name = f.path().stem().string();
+      const auto dev = topo.find_device(dev_name);
+      if (!dev) {
+        err << "medic: " << f.path().string() << ": no device " << quote(dev_name) << " in " << o.topology_path << '\n';
+        return 2;
+      }
+      files.push_back({*dev, ext == ".json" ? telemetry::PayloadFormat::openconfig : telemetry::PayloadFormat::prometheus,
+                       f.path()});
+      polled.insert(*dev);
+    }
+  }
+  if (ec) {
+    err << "medic: " << o.scrapes_dir << ": " << ec.message() << '\n';
+    return 1;
+  }
+
+  service::Pipeline pipeline(topo, map, dconf, tconf);
+  int64_t next_id = 1;
+  size_t samples = 0, findings = 0, incidents = 0, rejected = 0, payload_bytes = 0;
+  for (auto& [when, files] : polls) {
+    const Time now = from_unix_seconds(when);
+    std::vector<std::string> bodies(files.size());
+    std::vector<service::DeviceAnswer> answers;
+    std::set<fabric::DeviceId> answered;
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::ifstream in(files[i].path, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      if (!in) {
+        err << "medic: " << files[i].path.string() << ": cannot read\n";
+        return 1;
+      }
+      bodies[i] = ss.str();
+      payload_bytes += bodies[i].size();
+      service::DeviceAnswer a;
+      a.device = files[i].device;
+      a.time = now;
+      a.answered = true;
+      a.format = files[i].format;
+      a.body = bodies[i];
+      answers.push_back(a);
+      answered.insert(files[i].device);
+    }
+    // A device recorded in other polls but missing from this one did not answer.
+    for (const auto d : polled) {
+      if (answered.count(d)) continue;
+      service::DeviceAnswer a;
+      a.device = d;
+      a.time = now;
+      a.error = "no recorded answer at " + format_iso8601(now);
+      answers.push_back(a);
+    }
+    auto outcome = pipeline.poll(answers, now);
+    samples += outcome.samples;
+    rejected += outcome.rejected.size();
+    for (const auto& [dev, e] : outcome.rejected) {
+      out << json{{"type", "rejected"}, {"time", format_iso8601(now)}, {"device", topo.device(dev).name}, {"error", e}}.dump()
+          << '\n';
+    }
+    findings += outcome.findings.size();
+    if (o.findings) {
+      for (const auto& n : outcome.triage.noted) {
+        json j = finding_json(n.finding, topo);
+        j["note"] = n.note;
+        out << j.dump() << '\n';
+      }
+    }
+    for (auto& u : outcome.triage.updates) {
+      int64_t id = u.incident_id;
+      std::string event = "updated";
+      if (u.is_new()) {
+        id = next_id++;
+        pipeline.triage().bind(u, id);
+        event = "opened";
+        ++incidents;
+      } else if (u.reopened) {
+        pipeline.triage().bind(u, id);
+        event = "reopened";
+      } else if (u.escalated()) {
+        event = "escalated";
+      }
+      if (o.findings) {
+        for (const auto& f : u.findings) {
+          json j = finding_json(f, topo);
+          j["incident"] = id;
+          out << j.dump() << '\n';
+        }
+      }
+      json j = {{"type", "incident"},
+                {"time", format_iso8601(now)},
+                {"event", event},
+                {"id", id},
+                {"class", std::string(triage::to_string(u.cls))},
+                {"severity", std::string(detectors::to_string(u.severity))},
+                {"summary", u.summary},
+                {"started_at", format_iso8601(u.started_at)},
+                {"findings", u.findings.size()},
+                {"mitigation", remediation::mitigation_for(u.cls, u.severity) == remediation::Mitigation::drain ? "drain"
+                                                                                                                 : "none"}};
+      if (u.link != fabric::kNone) j["link"] = topo.link(u.link).name;
+      if (u.device != fabric::kNone) j["device"] = topo.device(u.device).name;
+      if (!u.suspect.empty()) j["suspect"] = u.suspect;
+      out << j.dump() << '\n';
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "replayed %zu polls of %zu devices: %zu port samples, %zu findings, %zu incidents, %zu answers rejected "
+                "(%.1f MB in %.2fs)\n",
+                polls.size(), polled.size(), samples, findings, incidents, rejected, payload_bytes / 1e6, secs);
+  err << buf;
+  return 0;
+}
+
+}  // namespace medic::cli
