@@ -194,6 +194,12 @@ void OpticsDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>
   // Garbage (a non-finite reading) is no reading: it neither raises nor clears a level.
   auto has = [&](Counter c) { return d.has(c) && std::isfinite(d.get(c)); };
   const bool down = has(Counter::oper_up) && d.get(Counter::oper_up) < 0.5;
+  if (has(Counter::oper_up)) s.down = down;
+  // The loss check needs both ends of this poll: it runs in end_poll().
+  if ((has(Counter::tx_power_dbm) || has(Counter::rx_power_dbm)) && !is_dirty_[port.link]) {
+    is_dirty_[port.link] = 1;
+    dirty_.push_back(port.link);
+  }
   if (has(Counter::tx_power_dbm)) {
     s.tx = d.get(Counter::tx_power_dbm);
     s.tx_time = d.time;
@@ -209,7 +215,6 @@ void OpticsDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>
     if (!down && s.rx > kNoLight) {
       check_band(d, s, type->rx_power_dbm, s.rx, s.rx_level, FindingKind::optics_rx_power, "receive power", "dBm",
                  out);
-      check_loss(d, out);
       check_drift(d, s, out);
     }
   }

@@ -103,6 +103,21 @@ TestDatabase::~TestDatabase() {
   }
 }
 
+std::string TestDatabase::socket_url() const {
+  std::string path = MEDIC_TEST_PG_URL_FILE;
+  path = path.substr(0, path.rfind('/')) + "/url_socket";
+  std::ifstream in(path);
+  std::string url;
+  if (std::getline(in, url) && !url.empty()) {
+    // postgresql://postgres@/medic?host=...&port=... -> this test's database
+    const size_t q = url.find('?');
+    const size_t slash = url.rfind('/', q);
+    return url.substr(0, slash + 1) + name_ + url.substr(q);
+  }
+  throw std::runtime_error("no Unix socket URL in " + path +
+                           ": the testbed tests need the private test PostgreSQL that ctest's pg fixture starts");
+}
+
 std::vector<std::string> TestDatabase::column(const std::string& sql) const {
   pqxx::connection c(url_);
   pqxx::nontransaction n(c);

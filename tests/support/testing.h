@@ -41,6 +41,9 @@ class TestDatabase {
   TestDatabase(const TestDatabase&) = delete;
   TestDatabase& operator=(const TestDatabase&) = delete;
   const std::string& url() const { return url_; }
+  // The same database over the private server's Unix socket (reachable from inside network
+  // namespaces). Throws when the tests run against an outside server (MEDIC_DB_URL).
+  std::string socket_url() const;
   // Runs a query and returns the first column of every row as text ("" for NULL).
   std::vector<std::string> column(const std::string& sql) const;
   std::string scalar(const std::string& sql) const;

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# A small real Clos made of Linux network namespaces and veth links, for tests and demos:
+#
+#        c1        c2          spines (CTSW)
+#        | \      / |
+#        |  \    /  |
+#        |   \  /   |
+#        r1    r2              ToRs (RTSW), ECMP over both spines
+#        |      |
+#        h1     h2             GPU hosts
+#
+# Every link is a veth pair with a /31 from 198.18.0.0/15; interfaces are named as the
+# topology names them (eth1.. on switches, nic0 on hosts). Every switch and host runs the
+# real prometheus-node-exporter (Debian package) on its management address 198.19.0.N:9100,
+# reached from a management namespace over a bridge. medicd runs inside that management
+# namespace and reaches PostgreSQL over its Unix socket.
+#
+#   testbed/clos.sh up DIR          build it; DIR keeps the state (names, pids) and topology.json
+#   testbed/clos.sh down DIR        stop every process it started (by pid) and delete the namespaces
+#   testbed/clos.sh ns DIR NODE     print the namespace name of a node (r1, c2, h1, mgmt, ...)
+#   testbed/clos.sh flap DIR NODE IFACE COUNT PERIOD_S DOWN_S
+#                                   take an interface down and up COUNT times (a real flap)
+set -euo pipefail
+
+cmd=${1:-}
+dir=${2:-}
+[[ -n $cmd && -n $dir ]] || { echo "usage: testbed/clos.sh up|down|ns|flap DIR ..." >&2; exit 2; }
+[[ $(id -u) -eq 0 ]] || { echo "testbed: needs root (network namespaces)" >&2; exit 1; }
+EXPORTER=${MEDIC_NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
+
+NODES=(c1 c2 r1 r2 h1 h2)
+# link: nodeA ifA addrA nodeB ifB addrB
+LINKS=(
+  "h1 nic0 198.18.1.1 r1 eth1 198.18.1.0"
+  "h2 nic0 198.18.2.1 r2 eth1 198.18.2.0"
+  "r1 eth2 198.18.3.0 c1 eth1 198.18.3.1"
+  "r1 eth3 198.18.4.0 c2 eth1 198.18.4.1"
+  "r2 eth2 198.18.5.0 c1 eth2 198.18.5.1"
+  "r2 eth3 198.18.6.0 c2 eth2 198.18.6.1"
+)
+mgmt_addr() {
+  case $1 in c1) echo 198.19.0.1 ;; c2) echo 198.19.0.2 ;; r1) echo 198.19.0.11 ;; r2) echo 198.19.0.12 ;;
+    h1) echo 198.19.0.21 ;; h2) echo 198.19.0.22 ;; esac
+}
+
+state_prefix() { cat "$dir/prefix"; }
+ns_of() { echo "$(state_prefix)-$1"; }
+
+up() {
+  mkdir -p "$dir"
+  [[ -x $EXPORTER ]] || { echo "testbed: $EXPORTER missing; run scripts/setup" >&2; exit 1; }
+  local prefix="mt$$"
+  echo "$prefix" >"$dir/prefix"
+  : >"$dir/pids"
+  ip netns add "$prefix-mgmt"
+  ip -n "$prefix-mgmt" link set lo up
+  ip -n "$prefix-mgmt" link add br0 type bridge
+  ip -n "$prefix-mgmt" addr add 198.19.0.254/24 dev br0
+  ip -n "$prefix-mgmt" link set br0 up
+  local i=0
+  for n in "${NODES[@]}"; do
+    local ns="$prefix-$n"
+    ip netns add "$ns"
+    ip -n "$ns" link set lo up
+    ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
+      net.ipv4.conf.default.rp_filter=0 net.ipv4.fib_multipath_hash_policy=1
+    # management: a veth into the mgmt bridge
+    i=$((i + 1))
+    ip link add "${prefix}m$i" type veth peer name mgmt0 netns "$ns"
+    ip link set "${prefix}m$i" netns "$prefix-mgmt"
+    ip -n "$prefix-mgmt" link set "${prefix}m$i" master br0 up
+    ip -n "$ns" addr add "$(mgmt_addr "$n")/24" dev mgmt0
+    ip -n "$ns" link set mgmt0 up
+  done
+  local l=0
+  for spec in "${LINKS[@]}"; do
+    read -r na ia aa nb ib ab <<<"$spec"
+    l=$((l + 1))
+    ip link add "${prefix}a$l" type veth peer name "${prefix}b$l"
+    ip link set "${prefix}a$l" netns "$prefix-$na"
+    ip link set "${prefix}b$l" netns "$prefix-$nb"
+    ip -n "$prefix-$na" link set "${prefix}a$l" name "$ia"
+    ip -n "$prefix-$nb" link set "${prefix}b$l" name "$ib"
+    ip -n "$prefix-$na" addr add "$aa/31" dev "$ia"
+    ip -n "$prefix-$nb" addr add "$ab/31" dev "$ib"
+    ip -n "$prefix-$na" link set "$ia" up
+    ip -n "$prefix-$nb" link set "$ib" up
+  done
+  # Routes: hosts default to their ToR; ToRs spread the other host over both spines (ECMP);
+  # spines reach each host's subnet through its ToR.
+  ip -n "$prefix-h1" route add default via 198.18.1.0
+  ip -n "$prefix-h2" route add default via 198.18.2.0
+  ip -n "$prefix-r1" route add 198.18.2.0/31 nexthop via 198.18.3.1 dev eth2 nexthop via 198.18.4.1 dev eth3
+  ip -n "$prefix-r2" route add 198.18.1.0/31 nexthop via 198.18.5.1 dev eth2 nexthop via 198.18.6.1 dev eth3
+  ip -n "$prefix-c1" route add 198.18.1.0/31 via 198.18.3.0 dev eth1
+  ip -n "$prefix-c1" route add 198.18.2.0/31 via 198.18.5.0 dev eth2
+  ip -n "$prefix-c2" route add 198.18.1.0/31 via 198.18.4.0 dev eth1
+  ip -n "$prefix-c2" route add 198.18.2.0/31 via 198.18.6.0 dev eth2
+  # The real exporter in every node, on its management address.
+  for n in "${NODES[@]}"; do
+    ip netns exec "$prefix-$n" "$EXPORTER" --web.listen-address="$(mgmt_addr "$n"):9100" \
+      --collector.disable-defaults --collector.netclass --collector.netdev \
+      --collector.netclass.ignored-devices='^(lo|mgmt0)$' --collector.netdev.device-exclude='^(lo|mgmt0)$' \
+      >"$dir/exporter-$n.log" 2>&1 &
+    echo "$!" >>"$dir/pids"
+  done
+  for n in "${NODES[@]}"; do
+    local ok=""
+    for _ in $(seq 1 100); do
+      if ip netns exec "$prefix-mgmt" bash -c "exec 3<>/dev/tcp/$(mgmt_addr "$n")/9100" 2>/dev/null; then ok=1; break; fi
+      sleep 0.1
+    done
+    [[ -n $ok ]] || { echo "testbed: node_exporter on $n did not start" >&2; cat "$dir/exporter-$n.log" >&2; exit 1; }
+  done
+  write_topology
+  echo "testbed up: namespaces $prefix-{mgmt,${NODES[*]// /,}}, topology $dir/topology.json"
+}
+
+write_topology() {
+  local sw=""
+  for n in c1 c2 r1 r2; do
+    local role=ctsw
+    [[ $n == r* ]] && role=rtsw
+    sw+="${sw:+,}
+    {\"name\": \"$n\", \"role\": \"$role\", \"zone\": 1, \"telemetry\": \"http://$(mgmt_addr "$n"):9100/metrics\",
+     \"driver\": {\"kind\": \"netns\", \"url\": \"netns:$(ns_of "$n")\"}}"
+  done
+  cat >"$dir/topology.json" <<JSON
+{
+  "version": 1,
+  "switches": [$sw
+  ],
+  "hosts": [
+    {"name": "h1", "zone": 1, "nics": ["nic0"], "telemetry": "http://$(mgmt_addr h1):9100/metrics"},
+    {"name": "h2", "zone": 1, "nics": ["nic0"], "telemetry": "http://$(mgmt_addr h2):9100/metrics"}
+  ],
+  "links": [
+    {"a": "h1:nic0", "b": "r1:eth1", "speed_gbps": 400},
+    {"a": "h2:nic0", "b": "r2:eth1", "speed_gbps": 400},
+    {"a": "r1:eth2", "b": "c1:eth1", "speed_gbps": 400},
+    {"a": "r1:eth3", "b": "c2:eth1", "speed_gbps": 400},
+    {"a": "r2:eth2", "b": "c1:eth2", "speed_gbps": 400},
+    {"a": "r2:eth3", "b": "c2:eth2", "speed_gbps": 400}
+  ],
+  "capacity_groups": [
+    {"name": "r1 uplinks", "kind": "tor_uplinks", "floor": 0.5, "links": ["r1:eth2", "r1:eth3"]},
+    {"name": "r2 uplinks", "kind": "tor_uplinks", "floor": 0.5, "links": ["r2:eth2", "r2:eth3"]}
+  ]
+}
+JSON
+}
+
+down() {
+  [[ -f $dir/prefix ]] || exit 0
+  local prefix
+  prefix=$(state_prefix)
+  if [[ -f $dir/pids ]]; then
+    while read -r pid; do
+      [[ -n $pid ]] && kill "$pid" 2>/dev/null || true
+    done <"$dir/pids"
+    while read -r pid; do
+      [[ -n $pid ]] || continue
+      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -9 "$pid" 2>/dev/null || true
+    done <"$dir/pids"
+  fi
+  for n in mgmt "${NODES[@]}"; do ip netns del "$prefix-$n" 2>/dev/null || true; done
+  rm -f "$dir/prefix" "$dir/pids"
+}
+
+case $cmd in
+  up) up ;;
+  down) down ;;
+  ns) ns_of "$3" ;;
+  flap)
+    node=$3 iface=$4 count=$5 period=$6 downtime=$7
+    ns=$(ns_of "$node")
+    for ((k = 0; k < count; k++)); do
+      ip -n "$ns" link set "$iface" down
+      sleep "$downtime"
+      ip -n "$ns" link set "$iface" up
+      sleep "$(awk -v p="$period" -v d="$downtime" 'BEGIN { s = p - d; if (s < 0) s = 0; print s }')"
+    done
+    ;;
+  *) echo "usage: testbed/clos.sh up|down|ns|flap DIR ..." >&2; exit 2 ;;
+esac
