@@ -131,6 +131,34 @@ int cmd_fabric_check(const std::string& file, bool as_json, std::ostream& out, s
   return 0;
 }
 
+// Every device's telemetry endpoint as a Prometheus file_sd target group, so the same
+// fabric can be scraped by a Prometheus server side by side with medicd.
+int cmd_fabric_targets(const std::string& file, std::ostream& out, std::ostream& err) {
+  fabric::Topology t;
+  try {
+    t = fabric::load_topology_file(file);
+  } catch (const fabric::TopologyError& e) {
+    for (const auto& p : e.problems()) err << p << '\n';
+    return 1;
+  }
+  json groups = json::array();
+  for (const auto& d : t.devices()) {
+    const std::string& url = d.telemetry_url;
+    const size_t scheme = url.find("://");
+    if (url.empty() || scheme == std::string::npos) continue;
+    const size_t path = url.find('/', scheme + 3);
+    const std::string host = url.substr(scheme + 3, path == std::string::npos ? std::string::npos : path - scheme - 3);
+    groups.push_back({{"targets", json::array({host})},
+                      {"labels",
+                       {{"__scheme__", url.substr(0, scheme)},
+                        {"__metrics_path__", path == std::string::npos ? "/metrics" : url.substr(path)},
+                        {"device", d.name},
+                        {"role", std::string(fabric::to_string(d.role))}}}});
+  }
+  out << groups.dump(1) << '\n';
+  return 0;
+}
+
 int cmd_db_migrate(const DbOption& dbo, std::ostream& out) {
   auto db = dbo.open();
   const auto applied = db->migrate();
@@ -509,6 +537,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   check->add_option("file", check_file, "topology JSON file")->required();
   check->add_flag("--json", check_json, "print the counts as JSON");
   check->callback([&] { action = [&] { return cmd_fabric_check(check_file, check_json, out, err); }; });
+
+  std::string targets_file;
+  auto* targets_cmd = fabric_cmd->add_subcommand("targets", "every telemetry endpoint as Prometheus file_sd JSON");
+  targets_cmd->add_option("file", targets_file, "topology JSON file")->required();
+  targets_cmd->callback([&] { action = [&] { return cmd_fabric_targets(targets_file, out, err); }; });
 
   auto* db_cmd = app.add_subcommand("db", "database schema");
   db_cmd->require_subcommand(1);

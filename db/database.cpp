@@ -88,7 +88,9 @@ void insert_finding(pqxx::work& w, int64_t incident_id, const detectors::Finding
                     const std::string& note) {
   const std::string link = f.link != fabric::kNone ? t.link(f.link).name : "";
   const std::string device = f.device != fabric::kNone ? t.device(f.device).name : "";
-  const std::string port = f.port != fabric::kNone ? t.port(f.port).name : "";
+  // The reporting port, written "device:port": it may be on another device than the one
+  // at fault (a ToR port reporting a host's pause frames).
+  const std::string port = f.port != fabric::kNone ? t.endpoint_name(f.port) : "";
   const std::string id = incident_id != 0 ? std::to_string(incident_id) : "";
   w.exec_params(
       "INSERT INTO findings (incident_id, kind, severity, link, device, port, summary, evidence, "
@@ -368,12 +370,20 @@ Status Database::add_findings(const triage::IncidentUpdate& u, const fabric::Top
     pqxx::work w(conn_->c);
     insert_findings(w, u.incident_id, u.findings, t);
     const std::string suspect_port = u.suspect_port != fabric::kNone ? t.endpoint_name(u.suspect_port) : "";
+    // Severity only rises, whatever the update believed the stored one to be: the row is
+    // raised (and the event written) only when the new severity is above the stored one.
+    bool raised = false;
     if (u.escalated()) {
-      w.exec_params(
+      const auto r = w.exec_params(
           "UPDATE incidents SET severity = $2, summary = $3, suspect = coalesce(suspect, $4), "
-          "suspect_port = coalesce(suspect_port, $5), updated_at = now() WHERE id = $1",
+          "suspect_port = coalesce(suspect_port, $5), updated_at = now() WHERE id = $1 AND "
+          "array_position(ARRAY['info', 'warning', 'critical'], severity) < "
+          "array_position(ARRAY['info', 'warning', 'critical'], $2::text)",
           u.incident_id, std::string(detectors::to_string(u.severity)), u.summary, opt_text(u.suspect),
           opt_text(suspect_port));
+      raised = r.affected_rows() == 1;
+    }
+    if (raised) {
       insert_event(w, u.incident_id, u.detected_at, "escalated_severity",
                    std::string(detectors::to_string(u.previous_severity)) + " -> " +
                        std::string(detectors::to_string(u.severity)) + ": " + u.summary);
@@ -497,7 +507,9 @@ Status Database::end_maintenance(int64_t id, Time at) {
   return run("end_maintenance", [&]() -> Status {
     pqxx::work w(conn_->c);
     const auto r = w.exec_params(
-        "UPDATE maintenance SET ends_at = greatest(starts_at + interval '1 microsecond', $2::timestamptz) "
+        // A window not yet begun is cancelled: it becomes a moment at `at`, over at once.
+        "UPDATE maintenance SET starts_at = least(starts_at, $2::timestamptz), "
+        "ends_at = greatest(least(starts_at, $2::timestamptz) + interval '1 microsecond', $2::timestamptz) "
         "WHERE id = $1 AND ends_at > $2::timestamptz",
         id, ts(at));
     if (r.affected_rows() != 1) return Error{"no maintenance window #" + std::to_string(id) + " still running"};

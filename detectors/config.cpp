@@ -112,6 +112,9 @@ void DetectorConfig::validate(const std::string& source) const {
     fail("$.corruption", "need 0 < corrupting < critical < 1");
   }
   if (corruption.min_errors < 1) fail("$.corruption.min_errors", "must be at least 1");
+  if (!(corruption.discard_rate > 0 && corruption.discard_rate < 1)) {
+    fail("$.corruption.discard_rate", "must be in (0, 1)");
+  }
   if (!(corruption.congestion_utilization > 0 && corruption.congestion_utilization <= 1)) {
     fail("$.corruption.congestion_utilization", "must be in (0, 1]");
   }
@@ -128,7 +131,7 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e999)
     throw ConfigError(source + ": invalid JSON: " + e.what());
   }
   Reader r(source);
@@ -160,6 +163,7 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   r.seconds_field(optics, "$.optics", "drift_min_history_s", c.optics.drift_min_history);
   const json& types = r.object(optics, "$.optics", "types", present);
   for (const auto& [name, t] : types.items()) {
+    if (name == "comment") continue;  // a note, like everywhere else in the file
     const std::string p = "$.optics.types." + name;
     if (!t.is_object()) r.fail(p, "expected an object");
     r.keys(t, p, {"rx_power_dbm", "tx_power_dbm", "temperature_c", "laser_bias_ma", "max_link_loss_db"});

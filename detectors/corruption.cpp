@@ -29,21 +29,23 @@ void CorruptionDetector::observe(const telemetry::PortDelta& d, std::vector<Find
   const fabric::Port& port = topology_.port(d.port);
   if (port.link == fabric::kNone) return;
   PortState& s = ports_[d.port];
+  // Garbage (a non-finite reading) is no reading; summed into the window it would poison it.
+  auto has = [&](Counter c) { return d.has(c) && std::isfinite(d.get(c)); };
   Bucket b;
   b.time = d.time;
-  if (d.has(Counter::rx_crc_errors)) {
+  if (has(Counter::rx_crc_errors)) {
     b.errors = d.get(Counter::rx_crc_errors);
-  } else if (d.has(Counter::rx_errors)) {
+  } else if (has(Counter::rx_errors)) {
     b.errors = d.get(Counter::rx_errors);
   }
-  if (d.has(Counter::rx_packets)) b.frames = d.get(Counter::rx_packets) + b.errors;
-  b.discards = (d.has(Counter::rx_discards) ? d.get(Counter::rx_discards) : 0) +
-               (d.has(Counter::tx_discards) ? d.get(Counter::tx_discards) : 0);
-  b.packets = (d.has(Counter::rx_packets) ? d.get(Counter::rx_packets) : 0) +
-              (d.has(Counter::tx_packets) ? d.get(Counter::tx_packets) : 0);
-  if (d.has(Counter::rx_bytes) || d.has(Counter::tx_bytes)) {
-    const double bytes = std::max(d.has(Counter::rx_bytes) ? d.get(Counter::rx_bytes) : 0.0,
-                                  d.has(Counter::tx_bytes) ? d.get(Counter::tx_bytes) : 0.0);
+  if (has(Counter::rx_packets)) b.frames = d.get(Counter::rx_packets) + b.errors;
+  b.discards = (has(Counter::rx_discards) ? d.get(Counter::rx_discards) : 0) +
+               (has(Counter::tx_discards) ? d.get(Counter::tx_discards) : 0);
+  b.packets = (has(Counter::rx_packets) ? d.get(Counter::rx_packets) : 0) +
+              (has(Counter::tx_packets) ? d.get(Counter::tx_packets) : 0);
+  if (has(Counter::rx_bytes) || has(Counter::tx_bytes)) {
+    const double bytes = std::max(has(Counter::rx_bytes) ? d.get(Counter::rx_bytes) : 0.0,
+                                  has(Counter::tx_bytes) ? d.get(Counter::tx_bytes) : 0.0);
     const double capacity = topology_.link(port.link).speed_gbps * 1e9 * seconds(d.interval);
     if (capacity > 0) b.utilization = std::min(1.0, bytes * 8.0 / capacity);
   }
@@ -68,8 +70,12 @@ void CorruptionDetector::observe(const telemetry::PortDelta& d, std::vector<Find
     level = 2;
   } else if (s.errors >= config_.min_errors && rate >= config_.corrupting) {
     level = 1;
-  } else if (s.level > 0 && rate >= config_.corrupting / 2 && s.errors > 0) {
-    level = s.level == 2 && rate >= config_.critical / 2 ? 2 : 1;  // hysteresis on the way down
+  }
+  // Hysteresis on the way down: a level holds until the rate is below half its threshold.
+  if (s.level == 2 && level < 2 && s.errors > 0 && rate >= config_.critical / 2) {
+    level = 2;
+  } else if (s.level >= 1 && level < 1 && s.errors > 0 && rate >= config_.corrupting / 2) {
+    level = 1;
   }
   const int before = s.level;
   s.level = level;
@@ -80,7 +86,14 @@ void CorruptionDetector::observe(const telemetry::PortDelta& d, std::vector<Find
     f.link = port.link;
     f.port = d.port;
     f.device = port.device;
-    f.first_seen = s.buckets.front().time;
+    // The first interval in the window with errors, not the window's start.
+    f.first_seen = d.time;
+    for (const auto& x : s.buckets) {
+      if (x.errors > 0) {
+        f.first_seen = x.time;
+        break;
+      }
+    }
     f.observed_at = d.time;
     char buf[200];
     std::snprintf(buf, sizeof buf, "%s receives corrupted frames: loss rate %.2e (%.0f of %.3g frames in %s), band %s",

@@ -19,6 +19,8 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
   const fabric::Port& port = topology_.port(d.port);
   if (port.link == fabric::kNone) return;
   PortState& s = ports_[d.port];
+  // Garbage (a non-finite reading) is no reading; summed into the window it would poison it.
+  auto has = [&](Counter c) { return d.has(c) && std::isfinite(d.get(c)); };
   const std::string ep = topology_.endpoint_name(d.port);
   auto finding = [&](FindingKind kind, Severity sev) {
     Finding f;
@@ -33,7 +35,7 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
   };
 
   // Uncorrectable codewords: frames were lost.
-  if (d.has(Counter::fec_uncorrectable_codewords) && d.interval.count() > 0) {
+  if (has(Counter::fec_uncorrectable_codewords) && d.interval.count() > 0) {
     const double unc = d.get(Counter::fec_uncorrectable_codewords);
     if (unc > 0) {
       s.last_uncorrectable = d.time;
@@ -55,13 +57,14 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
   Bucket b;
   b.time = d.time;
   b.seconds = seconds(d.interval);
-  if (d.has(Counter::fec_corrected_bits)) {
+  if (has(Counter::fec_corrected_bits)) {
     b.bits = d.get(Counter::fec_corrected_bits);
     b.has_bits = true;
-  } else if (d.has(Counter::fec_corrected_codewords)) {
+  } else if (has(Counter::fec_corrected_codewords)) {
     b.codewords = d.get(Counter::fec_corrected_codewords);
+    b.has_codewords = true;
   }
-  if (d.has(Counter::pre_fec_ber)) b.reported_ber = d.get(Counter::pre_fec_ber);
+  if (has(Counter::pre_fec_ber)) b.reported_ber = d.get(Counter::pre_fec_ber);
   if (b.seconds <= 0 && std::isnan(b.reported_ber)) return;
   s.buckets.push_back(b);
   while (!s.buckets.empty() && s.buckets.front().time <= d.time - config_.window) s.buckets.pop_front();
@@ -73,7 +76,7 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
     bits += x.bits;
     cws += x.codewords;
     any_bits = any_bits || x.has_bits;
-    any_cw = any_cw || x.codewords > 0;
+    any_cw = any_cw || x.has_codewords;  // zero corrected codewords is a reading too
     if (!std::isnan(x.reported_ber)) reported = std::isnan(reported) ? x.reported_ber : std::max(reported, x.reported_ber);
   }
   const double line_bits = topology_.link(port.link).speed_gbps * 1e9 * secs;

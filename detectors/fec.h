@@ -24,7 +24,7 @@ class FecDetector {
   struct Bucket {
     Time time;
     double bits = 0, codewords = 0, seconds = 0, reported_ber = NAN;
-    bool has_bits = false;
+    bool has_bits = false, has_codewords = false;
   };
   struct PortState {
     std::deque<Bucket> buckets;

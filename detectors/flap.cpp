@@ -53,34 +53,44 @@ Finding FlapDetector::make(const telemetry::PortDelta& d, const PortState& s, Se
 void FlapDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& out) {
   if (d.port >= ports_.size()) return;
   PortState& s = ports_[d.port];
+  // Garbage (a non-finite reading) is no reading.
+  auto has = [&](Counter c) { return d.has(c) && std::isfinite(d.get(c)); };
   double transitions = 0;
   if (d.counters_reset) {
     // The device restarted its counters: the increases are unknown and the reboot's own
     // down/up is not the link flapping.
-  } else if (d.has(Counter::carrier_changes)) {
-    transitions = std::min(d.get(Counter::carrier_changes), 1e6);
-  } else if (d.has(Counter::link_down_events)) {
-    transitions = 2 * std::min(d.get(Counter::link_down_events), 1e6);
-  } else if (d.has(Counter::oper_up) && s.last_oper >= 0) {
+  } else if (has(Counter::carrier_changes)) {
+    transitions = std::clamp(d.get(Counter::carrier_changes), 0.0, 1e6);
+  } else if (has(Counter::link_down_events)) {
+    transitions = 2 * std::clamp(d.get(Counter::link_down_events), 0.0, 1e6);
+  } else if (has(Counter::oper_up) && s.last_oper >= 0) {
     transitions = (d.get(Counter::oper_up) > 0.5) != (s.last_oper == 1) ? 1 : 0;
   }
-  const bool known_oper = d.has(Counter::oper_up);
+  const bool known_oper = has(Counter::oper_up);
   const bool up = known_oper && d.get(Counter::oper_up) > 0.5;
 
-  // Decay to now, then add this interval's flaps (two transitions make one flap).
+  // A flap is counted at its down transition; the up that ends it is not a second flap,
+  // whether it falls in the same interval or the next one.
+  const double n = std::round(transitions);
+  const bool odd = std::fmod(n, 2.0) == 1.0;
+  const bool starts_down = known_oper ? (odd ? up : !up) : s.carrier_down;
+  const double flaps = starts_down ? std::floor(n / 2) : std::ceil(n / 2);
+  s.carrier_down = known_oper ? !up : starts_down != odd;
+
+  // Decay to now; a port that has decayed below reuse is released before this interval's
+  // flaps are added (the switch would have released it then too).
   const double before = decayed(s, d.time);
   s.penalty = before;
   s.updated = d.time;
+  if (s.suppressed && s.penalty < config_.reuse) s.suppressed = false;
   if (before < config_.penalty_per_flap / 2 && !s.suppressed) {
     s.flaps_in_episode = 0;  // the previous episode is forgotten
   }
-  if (transitions > 0) {
+  if (flaps > 0) {
     if (s.flaps_in_episode == 0) s.episode_start = d.time;
-    const double flaps = std::max(1.0, std::round(transitions / 2.0));
     s.flaps_in_episode += static_cast<int>(flaps);
     s.penalty = std::min(config_.max_penalty, s.penalty + flaps * config_.penalty_per_flap);
   }
-  if (s.suppressed && s.penalty < config_.reuse) s.suppressed = false;
 
   // Down for longer than the hold time: a dead link, not a flapping one.
   if (known_oper) {
@@ -102,7 +112,7 @@ void FlapDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& 
     out.push_back(std::move(f));
   }
 
-  if (transitions <= 0 || s.suppressed) return;
+  if (flaps <= 0 || s.suppressed) return;
   char penalty_text[64];
   std::snprintf(penalty_text, sizeof penalty_text, "penalty %.0f", s.penalty);
   if (s.penalty >= config_.suppress) {

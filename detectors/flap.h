@@ -38,6 +38,7 @@ class FlapDetector {
     int8_t last_oper = -1;
     bool suppressed = false;
     bool down_reported = false;
+    bool carrier_down = false;  // as far as the transitions seen so far tell
   };
   double decayed(const PortState& s, Time now) const;
   Finding make(const telemetry::PortDelta& d, const PortState& s, Severity sev, FindingKind kind) const;

@@ -1,5 +1,6 @@
 #include "detectors/pfc.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace medic::detectors {
@@ -17,10 +18,12 @@ void PfcDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
   const fabric::PortId peer = topology_.peer(d.port);
   const bool peer_is_host = peer != fabric::kNone && !topology_.device(topology_.port(peer).device).is_switch();
   // Who is pausing whom: a host NIC's tx pause, or a switch port's rx pause (from its peer).
+  // Garbage (a non-finite reading) is no reading: NaN would otherwise pass for pausing.
+  auto has = [&](Counter c) { return d.has(c) && std::isfinite(d.get(c)); };
   double pauses = -1;
-  if (on_host && d.has(Counter::tx_pause)) {
+  if (on_host && has(Counter::tx_pause)) {
     pauses = d.get(Counter::tx_pause);
-  } else if (!on_host && d.has(Counter::rx_pause)) {
+  } else if (!on_host && has(Counter::rx_pause)) {
     pauses = d.get(Counter::rx_pause);
   }
   if (pauses < 0) return;

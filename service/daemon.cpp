@@ -20,6 +20,7 @@ std::string DaemonMetrics::render_prometheus() const {
   add("medic_scrapes_failed_total", "Device scrapes that failed or timed out.", scrapes_failed);
   add("medic_scrapes_skipped_total", "Device scrapes skipped while the device is in backoff.", scrapes_skipped);
   add("medic_payloads_rejected_total", "Answers rejected as malformed.", payloads_rejected);
+  add("medic_samples_total", "Samples parsed (metric lines and OpenConfig leaves).", samples);
   add("medic_samples_mapped_total", "Counter samples mapped onto canonical counters.", samples_mapped);
   add("medic_findings_total", "Findings made by detectors.", findings);
   add("medic_findings_noted_total", "Findings recorded without an incident (informational or under maintenance).",
@@ -199,6 +200,7 @@ void Daemon::cycle() {
 
   const Time now = clock_.now();
   PollOutcome out = pipeline_->poll(answers, now, maintenance_);
+  metrics_.samples += out.stats.samples;
   metrics_.samples_mapped += out.stats.mapped;
   metrics_.payloads_rejected += out.rejected.size();
   for (const auto& [dev, err] : out.rejected) {

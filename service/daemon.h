@@ -31,6 +31,7 @@ struct DaemonMetrics {
   std::atomic<uint64_t> scrapes_failed{0};
   std::atomic<uint64_t> scrapes_skipped{0};  // devices in backoff
   std::atomic<uint64_t> payloads_rejected{0};
+  std::atomic<uint64_t> samples{0};         // every sample parsed (metric line or OpenConfig leaf)
   std::atomic<uint64_t> samples_mapped{0};
   std::atomic<uint64_t> findings{0};
   std::atomic<uint64_t> findings_noted{0};   // recorded without an incident (info, maintenance)

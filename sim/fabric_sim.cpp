@@ -10,7 +10,15 @@ namespace medic::sim {
 
 namespace {
 constexpr double kNoLight = -40.0;
+
+// Adds `amount` to `carry` and takes out the whole events.
+double whole(double& carry, double amount) {
+  carry += amount;
+  const double n = std::floor(carry);
+  carry -= n;
+  return n;
 }
+}  // namespace
 
 FabricSim::FabricSim(const fabric::Topology& topology, uint64_t seed)
     : topology_(topology),
@@ -30,7 +38,8 @@ FabricSim::FabricSim(const fabric::Topology& topology, uint64_t seed)
     s.tx_base_dbm = 0.5 + 0.5 * unit(rng);
     // Multimode host links lose less than the fabric's single-mode runs; both stay well
     // inside their optic types' budgets.
-    const bool host_link = l != fabric::kNone && !topology.device(topology.port(topology.peer(p)).device).is_switch();
+    const bool host_link = l != fabric::kNone && (!topology.device(topology.port(p).device).is_switch() ||
+                                                  !topology.device(topology.port(topology.peer(p)).device).is_switch());
     s.fiber_loss_db = host_link ? 0.6 + 0.3 * unit(rng) : 1.2 + 0.6 * unit(rng);
     for (double& o : s.lane_offset) o = 0.15 * unit(rng);
     s.base_ber = std::pow(10.0, ber_exp(rng));
@@ -92,16 +101,13 @@ void FabricSim::integrate(fabric::PortId p, double t) {
   s.c.crc_errors += crc;
   s.c.rx_errors += crc;
   s.c.symbol_errors += crc;  // every FCS failure here starts as a PCS symbol error
-  s.c.rx_discards += std::floor((rx + tx) * s.discard_rate);
+  s.c.rx_discards += whole(s.carry_discards, (rx + tx) * s.discard_rate);
   if (up) {
     const double speed_bps = topology_.link(l).speed_gbps * 1e9;
-    s.carry_bits += (s.base_ber + s.fec_ber) * speed_bps * dt;
-    const double bits = std::floor(s.carry_bits);
-    s.carry_bits -= bits;
-    s.c.fec_corrected_bits += bits;
-    s.c.fec_uncorrectable += std::floor(s.uncorrectable_per_s * dt);
-    s.c.tx_pause += std::floor(s.pause_tx_per_s * dt);
-    if (peer != fabric::kNone) s.c.rx_pause += std::floor(ports_[peer].pause_tx_per_s * dt);
+    s.c.fec_corrected_bits += whole(s.carry_bits, (s.base_ber + s.fec_ber) * speed_bps * dt);
+    s.c.fec_uncorrectable += whole(s.carry_uncorrectable, s.uncorrectable_per_s * dt);
+    s.c.tx_pause += whole(s.carry_tx_pause, s.pause_tx_per_s * dt);
+    if (peer != fabric::kNone) s.c.rx_pause += whole(s.carry_rx_pause, ports_[peer].pause_tx_per_s * dt);
   }
   s.last_t = t;
 }

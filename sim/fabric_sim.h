@@ -67,7 +67,10 @@ class FabricSim {
     double fiber_loss_db = 1;  // on the light this port receives
     double lane_offset[4] = {0, 0, 0, 0};
     double base_ber = 1e-9;
-    double carry_crc = 0, carry_bits = 0;  // fractional parts carried between integrations
+    // Fractional parts carried between integrations, so that a rate below one event per
+    // poll still adds up (a poller asking ten times a second must see the same totals).
+    double carry_crc = 0, carry_bits = 0, carry_uncorrectable = 0, carry_discards = 0;
+    double carry_tx_pause = 0, carry_rx_pause = 0;
     // Impairments set by faults.
     double extra_loss_db = 0, tx_drop_db = 0, drift_db_per_s = 0, drift_since = 0;
     double crc_rate = 0, fec_ber = 0, uncorrectable_per_s = 0, pause_tx_per_s = 0;

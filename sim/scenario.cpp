@@ -105,7 +105,10 @@ Scenario parse_scenario(std::string_view text, const std::string& source, const 
     }
     if (spec == nullptr) fail(path + ".kind", "unknown fault kind " + kind->dump() + " (expected " + join(names, ", ") + ")");
     for (const auto& [k, v] : f.items()) {
-      bool ok = k == "kind" || k == "at_s" || k == "duration_s" || k == "comment" || k == spec->target;
+      // A flap's length is its count and period; a reboot is a moment.
+      const bool has_duration = spec->kind != FaultKind::flap && spec->kind != FaultKind::reboot;
+      bool ok = k == "kind" || k == "at_s" || (k == "duration_s" && has_duration) || k == "comment" ||
+                k == spec->target;
       for (const char* key : spec->keys) ok = ok || k == key;
       if (!ok) fail(path, "unknown key " + quote(k) + " for a " + spec->name + " fault");
     }

@@ -171,9 +171,28 @@ class ScrapeMapper::Builder {
     for (size_t i = base_; i < out_.size(); ++i) m_.slot_[out_[i].port] = -1;
   }
 
+  // The port of a name. Every family lists the device's ports in the same order, so the
+  // port after the previous one (or the previous one again, for per-lane samples) is tried
+  // before the topology's hash map.
+  std::optional<fabric::PortId> lookup(std::string_view name) {
+    if (!stable_names_) return m_.topology_.find_port(device_, name);
+    if (cursor_ > 0 && seen_[cursor_ - 1].first == name) return seen_[cursor_ - 1].second;
+    if (cursor_ < seen_.size() && seen_[cursor_].first == name) return seen_[cursor_++].second;
+    if (!seen_.empty() && seen_[0].first == name) {
+      cursor_ = 1;
+      return seen_[0].second;
+    }
+    const auto port = m_.topology_.find_port(device_, name);
+    if (port && cursor_ == seen_.size() && seen_.size() < 4096) {
+      seen_.emplace_back(name, *port);
+      cursor_ = seen_.size();
+    }
+    return port;
+  }
+
   // False when the port is not in the topology (counted).
   bool put(std::string_view port_name, const MapRule& r, double raw) {
-    const auto port = m_.topology_.find_port(device_, port_name);
+    const auto port = lookup(port_name);
     if (!port) {
       ++st_.unknown_port;
       return false;
@@ -217,11 +236,23 @@ class ScrapeMapper::Builder {
   std::vector<PortSample>& out_;
   MapStats& st_;
   size_t base_;
+  // Names (pointing into the payload, which outlives this builder) in first-seen order.
+  // Only for sources whose names point into the payload (Prometheus labels); the OpenConfig
+  // parser hands out names from buffers it reuses.
+  std::vector<std::pair<std::string_view, fabric::PortId>> seen_;
+
+ public:
+  bool stable_names_ = true;
+
+ private:
+  size_t cursor_ = 0;
 };
 
 class ScrapeMapper::Sink final : public PromSink {
  public:
   explicit Sink(Builder& b) : b_(b) {}
+  std::string_view last_name_;
+  const std::vector<MapRule>* last_rules_ = nullptr;
 
   void on_sample(const PromSample& s) override {
     MapStats& st = b_.stats();
@@ -230,7 +261,12 @@ class ScrapeMapper::Sink final : public PromSink {
       ++st.skipped;
       return;
     }
-    const auto* rules = b_.map().prometheus(s.name);
+    // Consecutive samples usually share a metric name.
+    if (s.name != last_name_ || last_name_.empty()) {
+      last_name_ = s.name;
+      last_rules_ = b_.map().prometheus(s.name);
+    }
+    const auto* rules = last_rules_;
     if (rules == nullptr) {
       ++st.unmapped;
       return;
@@ -319,6 +355,7 @@ Status ScrapeMapper::map_openconfig(fabric::DeviceId device, std::string_view bo
                                     std::vector<PortSample>& out, MapStats* stats) {
   MapStats local;
   Builder b(*this, device, time, out, local);
+  b.stable_names_ = false;
   OcSinkImpl sink(b);
   Status st = parse_openconfig(body, sink);
   if (!st.ok()) {

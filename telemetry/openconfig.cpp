@@ -14,18 +14,33 @@ std::string_view strip_module(std::string_view key) {
   return colon == std::string_view::npos ? key : key.substr(colon + 1);
 }
 
-struct Leaf {
-  std::string path;  // relative to the list entry ("state/counters/in-pkts")
-  std::string value;
-};
-
+// One interface or component list entry. Its leaves are kept in one text arena (paths and
+// values back to back) so an entry costs no allocation per leaf; entries are reused.
 struct Entry {
   enum Kind { interface, component } kind = interface;
-  size_t depth = 0;        // stack depth of the entry's object
-  std::string base;        // "interfaces/interface" or "components/component"
+  size_t depth = 0;  // stack depth of the entry's object
+  const char* base = "";
   std::string name;
   std::string transceiver;  // interface -> its transceiver component
+  std::string arena;
+  struct Leaf {
+    uint32_t path_off, path_len, value_off, value_len;
+  };
   std::vector<Leaf> leaves;
+
+  void clear() {
+    name.clear();
+    transceiver.clear();
+    arena.clear();
+    leaves.clear();
+  }
+  void add(std::string_view rel_path, std::string_view value) {
+    const auto po = static_cast<uint32_t>(arena.size());
+    arena.append(rel_path);
+    const auto vo = static_cast<uint32_t>(arena.size());
+    arena.append(value);
+    leaves.push_back({po, static_cast<uint32_t>(rel_path.size()), vo, static_cast<uint32_t>(value.size())});
+  }
 };
 
 class Walker : public nlohmann::json::json_sax_t {
@@ -41,20 +56,20 @@ class Walker : public nlohmann::json::json_sax_t {
   bool binary(binary_t&) override { return true; }
 
   bool start_object(std::size_t) override {
-    Frame f;
-    f.path_len = path_.size();
-    f.is_object = true;
     // An object inside the interface or component list starts a list entry.
     if (!frames_.empty() && !frames_.back().is_object && entry_ == nullptr) {
       if (path_ == "interfaces/interface" || path_ == "components/component") {
-        current_ = Entry{};
-        current_.kind = path_ == "interfaces/interface" ? Entry::interface : Entry::component;
-        current_.depth = frames_.size() + 1;
-        current_.base = path_;
-        entry_ = &current_;
+        const bool is_if = path_ == "interfaces/interface";
+        Entry& e = is_if ? iface_ : take_component();
+        e.clear();
+        e.kind = is_if ? Entry::interface : Entry::component;
+        e.depth = frames_.size() + 1;
+        e.base = is_if ? "interfaces/interface" : "components/component";
+        entry_ = &e;
+        base_len_ = path_.size() + 1;
       }
     }
-    frames_.push_back(f);
+    frames_.push_back({path_.size(), true});
     return true;
   }
 
@@ -65,11 +80,7 @@ class Walker : public nlohmann::json::json_sax_t {
   }
 
   bool start_array(std::size_t) override {
-    Frame f;
-    f.path_len = path_.size();
-    f.is_object = false;
-    f.array_key = pending_key_;
-    frames_.push_back(f);
+    frames_.push_back({path_.size(), false});
     return true;
   }
 
@@ -79,100 +90,112 @@ class Walker : public nlohmann::json::json_sax_t {
   }
 
   bool key(string_t& k) override {
-    // Restore the path to the enclosing object's, then append this key.
+    // Back to the enclosing object's path, then this key without its module prefix.
     path_.resize(frames_.back().path_len);
     const std::string_view seg = strip_module(k);
+    if (frames_.size() == 1) {
+      // A Get of /interfaces or /components answers with the list itself at the top.
+      if (seg == "interface") {
+        path_ = "interfaces/interface";
+        return true;
+      }
+      if (seg == "component") {
+        path_ = "components/component";
+        return true;
+      }
+    }
     if (!path_.empty()) path_ += '/';
     path_ += seg;
-    pending_key_ = std::string(seg);
     return true;
   }
 
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
-    error_ = "byte " + std::to_string(position) + ": " + ex.what();
+    std::string what = ex.what();
+    if (const size_t p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    error_ = "byte " + std::to_string(position) + ": " + what;
     return false;
   }
 
   void finish_document() {
     // Components resolve through the interfaces' transceiver leaves, seen anywhere.
-    for (auto& c : components_) {
-      std::string port = c.name;
-      if (const auto it = xcvr_to_port_.find(c.name); it != xcvr_to_port_.end()) port = it->second;
-      emit(c, port);
+    for (size_t i = 0; i < components_used_; ++i) {
+      const Entry& c = components_[i];
+      const auto it = xcvr_to_port_.find(c.name);
+      emit(c, it != xcvr_to_port_.end() ? std::string_view(it->second) : std::string_view(c.name));
     }
-    components_.clear();
+    components_used_ = 0;
   }
 
   const std::string& error() const { return error_; }
   OcStats stats;
+  size_t entries = 0;
 
  private:
   struct Frame {
     size_t path_len = 0;
     bool is_object = true;
-    std::string array_key;
   };
+
+  Entry& take_component() {
+    if (components_used_ == components_.size()) components_.emplace_back();
+    return components_[components_used_++];
+  }
 
   void pop() {
     frames_.pop_back();
     path_.resize(frames_.empty() ? 0 : frames_.back().path_len);
-    if (!frames_.empty() && !frames_.back().is_object) {
-      // Back inside an array: the path is the array's own.
-    }
   }
 
   bool leaf(std::string_view value) {
     if (frames_.empty()) return true;
-    // A leaf in an array (leaf-list) keeps the array's path; in an object, the key's.
     if (entry_ == nullptr) {
       ++stats.orphan_leaves;
-      restore_after_leaf();
-      return true;
+    } else {
+      const std::string_view rel = std::string_view(path_).substr(std::min(path_.size(), base_len_));
+      if (rel == "name" || rel == "config/name" || rel == "state/name") {
+        if (entry_->name.empty() || rel == "name") entry_->name.assign(value);
+      } else if (entry_->kind == Entry::interface && rel == "state/transceiver") {
+        entry_->transceiver.assign(value);
+      }
+      entry_->add(rel, value);
     }
-    std::string_view rel = std::string_view(path_).substr(std::min(path_.size(), entry_->base.size() + 1));
-    if (rel == "name" || rel == "config/name" || rel == "state/name") {
-      if (entry_->name.empty() || rel == "name") entry_->name = std::string(value);
-    } else if (entry_->kind == Entry::interface && rel == "state/transceiver") {
-      entry_->transceiver = std::string(value);
-    }
-    entry_->leaves.push_back({std::string(rel), std::string(value)});
-    restore_after_leaf();
+    // A leaf in an object ends with its key; a leaf-list item keeps the array's path.
+    if (frames_.back().is_object) path_.resize(frames_.back().path_len);
     return true;
   }
 
-  void restore_after_leaf() {
-    if (frames_.back().is_object) path_.resize(frames_.back().path_len);
-  }
-
-  void emit(const Entry& e, const std::string& port) {
-    std::string full;
-    for (const Leaf& l : e.leaves) {
-      full.assign(e.base);
-      full += '/';
-      full += l.path;
-      sink_.on_leaf(port, full, l.value);
+  void emit(const Entry& e, std::string_view port) {
+    full_.assign(e.base);
+    full_ += '/';
+    const size_t base = full_.size();
+    for (const Entry::Leaf& l : e.leaves) {
+      full_.resize(base);
+      full_.append(e.arena, l.path_off, l.path_len);
+      sink_.on_leaf(port, full_, std::string_view(e.arena).substr(l.value_off, l.value_len));
       ++stats.leaves;
     }
   }
 
   void finish_entry() {
-    Entry e = std::move(current_);
+    Entry& e = *entry_;
     entry_ = nullptr;
+    ++entries;
     if (e.kind == Entry::interface) {
       if (!e.transceiver.empty()) xcvr_to_port_[e.transceiver] = e.name;
       emit(e, e.name);
-    } else {
-      components_.push_back(std::move(e));
     }
+    // Components wait for the end of the document (their interfaces may come later).
   }
 
   OcSink& sink_;
   std::vector<Frame> frames_;
   std::string path_;
-  std::string pending_key_;
-  Entry current_;
+  std::string full_;
+  size_t base_len_ = 0;
+  Entry iface_;
   Entry* entry_ = nullptr;
   std::vector<Entry> components_;
+  size_t components_used_ = 0;
   std::unordered_map<std::string, std::string> xcvr_to_port_;
   std::string error_;
 };
@@ -185,6 +208,12 @@ Status parse_openconfig(std::string_view json, OcSink& sink, OcStats* stats) {
   if (!ok) return Error{w.error().empty() ? "invalid JSON" : w.error()};
   w.finish_document();
   if (stats != nullptr) *stats = w.stats;
+  if (w.entries == 0 && w.stats.orphan_leaves > 0) {
+    // Valid JSON, but not the shape this reads: say so rather than report a silent device
+    // as a healthy one with no ports.
+    return Error{"no openconfig-interfaces interface or openconfig-platform component in the document (" +
+                 std::to_string(w.stats.orphan_leaves) + " leaves outside them)"};
+  }
   return Ok{};
 }
 

@@ -95,6 +95,7 @@ bool parse_prom_float(std::string_view s, double& out) {
 Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats) {
   types_.clear();
   seen_samples_.clear();
+  last_name_ = {};
   size_t line_no = 0;
   size_t pos = 0;
   PromStats local;
@@ -271,8 +272,15 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
         labels_[k].value = u;
       }
     }
-    const std::string_view family = family_of(name, types_, s.type);
-    if (seen_samples_.find(family) == seen_samples_.end()) seen_samples_.emplace(std::string(family), true);
+    // Samples of one family come together: the previous sample's family usually answers.
+    if (name == last_name_ && !last_name_.empty()) {
+      s.type = last_type_;
+    } else {
+      const std::string_view family = family_of(name, types_, s.type);
+      if (seen_samples_.find(family) == seen_samples_.end()) seen_samples_.emplace(std::string(family), true);
+      last_name_ = name;
+      last_type_ = s.type;
+    }
     s.labels = labels_;
     ++local.samples;
     if (s.type == MetricType::histogram || s.type == MetricType::summary) ++local.skipped_histogram_summary;

@@ -58,6 +58,8 @@ class PromParser {
   std::vector<uint8_t> needs_unescape_;
   StringMap<MetricType> types_;
   StringMap<bool> seen_samples_;  // families that already had samples (TYPE must precede them)
+  std::string_view last_name_;    // the previous sample's name (points into the payload)
+  MetricType last_type_ = MetricType::untyped;
 };
 
 // Parses a sample value as the format allows: decimal or exponent floats, NaN, +Inf, -Inf.

@@ -155,9 +155,27 @@ TriageResult Triage::process(std::span<const Finding> findings, Time now, std::s
       device_links[dev] = all;
     }
   }
-  std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  // The device with more failing links explains them; on a tie, the one with the larger
+  // share of its links failing (a host whose NICs all went down, rather than its ToR).
+  auto share = [&](const std::pair<size_t, fabric::DeviceId>& c) {
+    const size_t total = std::max<size_t>(1, topology_.ports_of(c.second).size());
+    return static_cast<double>(c.first) / static_cast<double>(total);
+  };
+  std::sort(counts.begin(), counts.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    if (share(a) != share(b)) return share(a) > share(b);
+    return a.second < b.second;
+  });
   for (const auto& [n, dev] : counts) {
     for (const fabric::LinkId l : failing[dev]) reroute.emplace(l, dev);  // the busiest device wins a link
+  }
+  // A device already under a switch_fault (host_fault) incident takes its further failing
+  // links too: never an incident and a drain per link of a failing device.
+  for (const auto& [dev, links] : failing) {
+    for (const IncidentClass cls : {IncidentClass::switch_fault, IncidentClass::host_fault}) {
+      if (by_device_.count({cls, dev}) == 0) continue;
+      for (const fabric::LinkId l : links) reroute.emplace(l, dev);
+    }
   }
 
   std::map<Scope, size_t> index;

@@ -17,6 +17,7 @@
 #include "remediation/capacity.h"
 #include "remediation/driver.h"
 #include "remediation/executor.h"
+#include "tests/db/demo_db.h"
 #include "tests/support/testing.h"
 
 namespace medic::db {
@@ -43,19 +44,6 @@ std::string column_us(const testing::TestDatabase& tdb, const std::string& table
   return tdb.scalar("SELECT (extract(epoch from " + col + ") * 1000000)::bigint FROM " + table + " WHERE " + where);
 }
 
-// A database migrated and holding the demo fabric's inventory.
-struct DemoDb {
-  testing::TestDatabase tdb;
-  fabric::Topology topo = demo_topology();
-  Database db{tdb.url()};
-  DemoDb() {
-    db.migrate();
-    const auto st = db.sync_inventory(topo);
-    if (!st.ok()) throw std::runtime_error(st.error());
-  }
-  fabric::LinkId link(const std::string& ref) const { return *topo.find_link(ref); }
-  std::string link_name(const std::string& ref) const { return topo.link(link(ref)).name; }
-};
 
 // A link_flap incident on `link_ref` as triage would hand it over, reported by the A end.
 triage::IncidentUpdate flap_update(const fabric::Topology& t, const std::string& link_ref, Time started,
@@ -279,7 +267,14 @@ TEST(Database, SyncInventoryInsertsDemoFabric) {
             "null/3");
   EXPECT_EQ(d.tdb.scalar("SELECT telemetry_url || ' ' || driver_kind || ' ' || driver_url FROM switches "
                          "WHERE name = 'ctsw002'"),
-            "http://127.0.0.1:18080/s/ctsw002/metrics jsonrpc http://127.0.0.1:18080/s/ctsw002/rpc");
+            "http://127.0.0.1:18080/s/ctsw002/gnmi jsonrpc http://127.0.0.1:18080/s/ctsw002/rpc");
+  // With the default "mixed" telemetry, ToRs are scraped as Prometheus text and spines and
+  // aggregation switches as OpenConfig JSON.
+  EXPECT_EQ(d.tdb.scalar("SELECT telemetry_url FROM switches WHERE name = 'rtsw0002'"),
+            "http://127.0.0.1:18080/s/rtsw0002/metrics");
+  EXPECT_EQ(d.tdb.scalar("SELECT telemetry_url FROM switches WHERE name = 'atsw01'"),
+            "http://127.0.0.1:18080/s/atsw01/gnmi");
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM switches WHERE telemetry_url LIKE '%/gnmi'"), "12");
   const std::string name = d.link_name("rtsw0003:eth7");
   EXPECT_EQ(name, "rtsw0003:eth7--ctsw003:eth3");
   EXPECT_EQ(d.tdb.scalar("SELECT a_device || ':' || a_port || ' ' || b_device || ':' || b_port || ' ' || "
@@ -385,7 +380,7 @@ TEST(Database, OpenIncidentRecordsTriagedIncidentWithFindings) {
   EXPECT_EQ(fr.severity, "critical");
   EXPECT_EQ(fr.link, r.link);
   EXPECT_EQ(fr.device, "rtsw0001");
-  EXPECT_EQ(fr.port, "eth5");
+  EXPECT_EQ(fr.port, "rtsw0001:eth5");  // the reporting port, device:port
   EXPECT_EQ(fr.first_seen, at(0.25));
   EXPECT_EQ(fr.observed_at, at(3.5));
   const json ev = json::parse(fr.evidence_json);
@@ -411,7 +406,7 @@ TEST(Database, AddFindingsAppendsToAnIncident) {
   ASSERT_EQ(fs->size(), 2u);
   EXPECT_EQ((*fs)[0].device, "rtsw0001");
   EXPECT_EQ((*fs)[1].device, "ctsw001");
-  EXPECT_EQ((*fs)[1].port, "eth1");
+  EXPECT_EQ((*fs)[1].port, "ctsw001:eth1");
   EXPECT_EQ((*fs)[1].observed_at, at(3.2));
 }
 

@@ -256,10 +256,37 @@ TEST(Generator, UrlsUseTheBaseUrl) {
       EXPECT_EQ(d.driver_kind, "") << d.name;
       continue;
     }
-    EXPECT_EQ(d.telemetry_url, "http://fabsim.test:9000/s/" + d.name + "/metrics");
+    // "mixed" telemetry (the default): ToRs in Prometheus text, the rest as OpenConfig JSON.
+    EXPECT_EQ(d.telemetry_url,
+              "http://fabsim.test:9000/s/" + d.name + (d.role == Role::rtsw ? "/metrics" : "/gnmi"));
     EXPECT_EQ(d.driver_kind, "jsonrpc");
     EXPECT_EQ(d.driver_url, "http://fabsim.test:9000/s/" + d.name + "/rpc");
   }
+}
+
+TEST(Generator, TelemetryFormatsAndOptics) {
+  ClosShape s = *preset("demo");
+  for (const char* format : {"prometheus", "openconfig"}) {
+    s.telemetry_format = format;
+    const Topology t = generate_clos(s);
+    for (const Device& d : t.devices()) {
+      if (!d.is_switch()) continue;
+      EXPECT_EQ(d.telemetry_url, s.base_url + "/s/" + d.name + (std::string(format) == "openconfig" ? "/gnmi" : "/metrics"))
+          << format;
+    }
+  }
+  s.telemetry_format = "snmp";
+  EXPECT_THROW(generate_clos(s), std::invalid_argument);
+
+  // Host links carry the host optic, switch-to-switch links the fabric optic.
+  s = *preset("demo");
+  s.host_telemetry = false;
+  const Topology t = generate_clos(s);
+  EXPECT_EQ(t.device(*t.find_device("host0001")).telemetry_url, "");
+  EXPECT_EQ(t.link(*t.find_link("host0001:nic0")).optic, "400G-SR8");
+  EXPECT_EQ(t.link(*t.find_link("rtsw0001:eth5")).optic, "400G-DR4");
+  EXPECT_EQ(t.link(*t.find_link("atsw01:eth1")).optic, "400G-DR4");
+  for (const Link& l : t.links()) EXPECT_FALSE(l.optic.empty()) << l.name;
 }
 
 TEST(Generator, NonJsonRpcDriverHasNoDriverUrl) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "fabric/generator.h"
 #include "telemetry/prometheus.h"
@@ -191,17 +192,21 @@ TEST_F(FabricSimTest, PrometheusRenderingParsesAndCoversEveryPort) {
   ASSERT_EQ(expected.size(), 8u);
   EXPECT_EQ(sink.devices, expected);
   EXPECT_EQ(sink.interfaces, expected);
-  // 10 interface families + temperature one sample per port, 3 lane families x 4 lanes.
-  EXPECT_EQ(stats.samples, 8u * (10 + 1 + 3 * 4));
-  for (const char* family : {"node_network_up", "node_network_carrier_changes_total",
-                             "node_network_receive_packets_total", "node_network_transmit_packets_total",
-                             "node_network_receive_bytes_total", "node_network_transmit_bytes_total",
-                             "node_network_receive_errs_total", "node_network_transmit_errs_total",
-                             "node_network_receive_drop_total", "node_network_transmit_drop_total",
-                             "optics_rx_power_dbm", "optics_tx_power_dbm", "optics_temperature_celsius",
-                             "optics_laser_bias_milliamps"}) {
-    EXPECT_EQ(sink.names.count(family), 1u) << family;
-  }
+  // One sample per port of: up, 13 interface and PHY counter families, 2 FEC families and
+  // temperature; then 3 lane families x 4 lanes.
+  const std::vector<std::string> families = {
+      "node_network_up", "node_network_carrier_changes_total", "node_network_receive_packets_total",
+      "node_network_transmit_packets_total", "node_network_receive_bytes_total", "node_network_transmit_bytes_total",
+      "node_network_receive_errs_total", "node_network_transmit_errs_total", "node_network_receive_drop_total",
+      "node_network_transmit_drop_total", "node_ethtool_received_crc_errors_phy",
+      "node_ethtool_received_symbol_err_phy", "node_ethtool_received_pause_ctrl_phy",
+      "node_ethtool_transmitted_pause_ctrl_phy", "fec_corrected_bits_total", "fec_uncorrectable_codewords_total",
+      "optics_temperature_celsius", "optics_rx_power_dbm", "optics_tx_power_dbm", "optics_laser_bias_milliamps"};
+  EXPECT_EQ(stats.samples, 8u * (1 + 13 + 2 + 1 + 3 * 4));
+  for (const auto& family : families) EXPECT_EQ(sink.names.count(family), 1u) << family;
+  EXPECT_EQ(sink.names.size(), families.size()) << "no family left unchecked";
+  EXPECT_EQ(sink.types["node_ethtool_received_crc_errors_phy"], telemetry::MetricType::untyped);
+  EXPECT_EQ(sink.types["fec_corrected_bits_total"], telemetry::MetricType::counter);
   EXPECT_EQ(sink.types["node_network_transmit_packets_total"], telemetry::MetricType::counter);
   EXPECT_EQ(sink.types["node_network_up"], telemetry::MetricType::gauge);
 

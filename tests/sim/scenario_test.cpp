@@ -100,9 +100,12 @@ TEST_F(ScenarioTest, ErrorsNameTheFileAndJsonPath) {
                                      {"kind": "down", "link": "nope:eth1", "at_s": 0}]})"),
             "s.json: $.faults[1].link: unknown link \"nope:eth1\"");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "melt", "link": "rtsw0001:eth5", "at_s": 0}]})"),
-            "s.json: $.faults[0].kind: unknown fault kind \"melt\" (expected flap or down)");
+            "s.json: $.faults[0].kind: unknown fault kind \"melt\" (expected flap, down, optics_loss, weak_tx, "
+            "optics_drift, corrupt, fec, pause, congestion, silent, garbage, reboot)");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": 3, "link": "rtsw0001:eth5", "at_s": 0}]})"),
-            "s.json: $.faults[0].kind: expected \"flap\" or \"down\"");
+            "s.json: $.faults[0].kind: expected a fault kind");
+  EXPECT_EQ(error_of(R"({"faults": [{"link": "rtsw0001:eth5", "at_s": 0}]})"),
+            "s.json: $.faults[0].kind: expected a fault kind");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0, "count": 0}]})"),
             "s.json: $.faults[0].count: expected a whole number of flaps from 1 to 100000");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "flap", "link": "rtsw0001:eth5", "at_s": 0, "count": 2.5}]})"),
@@ -127,7 +130,7 @@ TEST_F(ScenarioTest, ErrorsNameTheFileAndJsonPath) {
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "down", "link": 7, "at_s": 0}]})"),
             "s.json: $.faults[0].link: expected a link name or \"device:port\"");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "down", "link": "rtsw0001:eth5", "at_s": 0, "colour": "red"}]})"),
-            "s.json: $.faults[0]: unknown key \"colour\"");
+            "s.json: $.faults[0]: unknown key \"colour\" for a down fault");
   EXPECT_EQ(error_of(R"({"fault": []})"), "s.json: $: unknown key \"fault\"");
   EXPECT_EQ(error_of(R"({"comment": "no faults"})"), "s.json: $.faults: expected an array of faults");
   EXPECT_EQ(error_of(R"({"faults": {}})"), "s.json: $.faults: expected an array of faults");

@@ -1,0 +1,428 @@
+#include "service/pipeline.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fabric/loader.h"
+#include "tests/support/testing.h"
+
+namespace medic::service {
+namespace {
+
+using detectors::FindingKind;
+using detectors::Severity;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+
+const Time kT0 = from_unix_seconds(1'800'000'000);
+constexpr Duration kPoll = seconds(10);
+
+// rtsw1 answers in the Prometheus text format (node_exporter names, as fabsim serves them),
+// ctsw1 in OpenConfig JSON. Two 400G links between them.
+fabric::Topology topology() {
+  return fabric::parse_topology(R"({
+    "switches": [
+      {"name": "rtsw1", "role": "rtsw", "telemetry": "http://sim/s/rtsw1/metrics", "driver": {"kind": "dryrun"}},
+      {"name": "ctsw1", "role": "ctsw", "telemetry": "http://sim/s/ctsw1/gnmi", "driver": {"kind": "dryrun"}}
+    ],
+    "links": [
+      {"a": "rtsw1:eth1", "b": "ctsw1:eth1", "speed_gbps": 400},
+      {"a": "rtsw1:eth2", "b": "ctsw1:eth2", "speed_gbps": 400}
+    ]
+  })",
+                                "pipeline.json");
+}
+
+// One port's counters as its switch would report them.
+struct PortCounters {
+  bool up = true;
+  double carrier = 2;
+  double rx_packets = 5e9, tx_packets = 5e9;
+  double rx_bytes = 6e12, tx_bytes = 6e12;
+  double crc = 0;
+};
+
+// A tiny emulated fabric: traffic flows on every up port each poll; tests change the rest.
+class Fabric {
+ public:
+  std::map<std::string, PortCounters> rtsw1 = {{"eth1", {}}, {"eth2", {}}};
+  std::map<std::string, PortCounters> ctsw1 = {{"eth1", {}}, {"eth2", {}}};
+
+  void traffic() {
+    for (auto* dev : {&rtsw1, &ctsw1}) {
+      for (auto& [name, c] : *dev) {
+        if (!c.up) continue;
+        c.rx_packets += 1e6;
+        c.tx_packets += 1e6;
+        c.rx_bytes += 1e9;
+        c.tx_bytes += 1e9;
+      }
+    }
+  }
+
+  // node_exporter style, with HELP and TYPE lines.
+  std::string prometheus() const {
+    std::string out;
+    char buf[256];
+    struct Family {
+      const char* name;
+      const char* type;
+      double PortCounters::*field;
+    };
+    out += "# HELP node_network_up Value is 1 if operstate is 'up', 0 otherwise.\n# TYPE node_network_up gauge\n";
+    for (const auto& [name, c] : rtsw1) out += "node_network_up{device=\"" + name + "\"} " + (c.up ? "1\n" : "0\n");
+    static const Family kFamilies[] = {
+        {"node_network_carrier_changes_total", "counter", &PortCounters::carrier},
+        {"node_network_receive_packets_total", "counter", &PortCounters::rx_packets},
+        {"node_network_transmit_packets_total", "counter", &PortCounters::tx_packets},
+        {"node_network_receive_bytes_total", "counter", &PortCounters::rx_bytes},
+        {"node_network_transmit_bytes_total", "counter", &PortCounters::tx_bytes},
+        {"node_ethtool_received_crc_errors_phy", "untyped", &PortCounters::crc},
+    };
+    for (const Family& f : kFamilies) {
+      out += std::string("# HELP ") + f.name + " counter\n# TYPE " + f.name + " " + f.type + "\n";
+      for (const auto& [name, c] : rtsw1) {
+        std::snprintf(buf, sizeof buf, "%s{device=\"%s\"} %.17g\n", f.name, name.c_str(), c.*f.field);
+        out += buf;
+      }
+    }
+    return out;
+  }
+
+  // OpenConfig JSON_IETF: counters as strings.
+  std::string openconfig() const {
+    std::string out = "{\"openconfig-interfaces:interfaces\":{\"interface\":[";
+    char buf[512];
+    bool first = true;
+    for (const auto& [name, c] : ctsw1) {
+      std::snprintf(buf, sizeof buf,
+                    "%s{\"name\":\"%s\",\"state\":{\"oper-status\":\"%s\",\"counters\":{\"carrier-transitions\":\"%.0f\","
+                    "\"in-pkts\":\"%.0f\",\"out-pkts\":\"%.0f\",\"in-octets\":\"%.0f\",\"out-octets\":\"%.0f\","
+                    "\"in-fcs-errors\":\"%.0f\"}}}",
+                    first ? "" : ",", name.c_str(), c.up ? "UP" : "DOWN", c.carrier, c.rx_packets, c.tx_packets,
+                    c.rx_bytes, c.tx_bytes, c.crc);
+      out += buf;
+      first = false;
+    }
+    out += "]}}";
+    return out;
+  }
+};
+
+// What a poll's answers differ in from the emulated fabric's.
+struct Overrides {
+  const char* rtsw1_body = nullptr;
+  const char* ctsw1_body = nullptr;
+  bool rtsw1_silent = false;  // rtsw1 did not answer
+  std::string rtsw1_error;
+};
+Overrides rtsw1_body(const char* body) {
+  Overrides o;
+  o.rtsw1_body = body;
+  return o;
+}
+Overrides ctsw1_body(const char* body) {
+  Overrides o;
+  o.ctsw1_body = body;
+  return o;
+}
+Overrides rtsw1_silent(std::string error) {
+  Overrides o;
+  o.rtsw1_silent = true;
+  o.rtsw1_error = std::move(error);
+  return o;
+}
+
+using Changes = std::vector<std::pair<fabric::LinkId, bool>>;
+Changes changes(const PollOutcome& out) {
+  Changes r;
+  for (const auto& c : out.link_changes) r.emplace_back(c.link, c.up);
+  return r;
+}
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  PipelineTest() : detector_config(detectors::DetectorConfig::load_file(testing::source_dir() + "/data/detectors.json")) {}
+
+  // One poll at kT0 + n * 10 s, with the bodies rendered from `fabric` unless overridden.
+  PollOutcome poll(Pipeline& p, int n, const Overrides& o = {}) {
+    const Time t = at(n);
+    const std::string prom = o.rtsw1_body ? o.rtsw1_body : fabric.prometheus();
+    const std::string oc = o.ctsw1_body ? o.ctsw1_body : fabric.openconfig();
+    std::vector<DeviceAnswer> answers(2);
+    answers[0].device = rtsw1;
+    answers[0].time = t;
+    answers[0].answered = !o.rtsw1_silent;
+    answers[0].error = o.rtsw1_error;
+    answers[0].format = telemetry::detect_format("text/plain; version=0.0.4", prom);
+    answers[0].body = o.rtsw1_silent ? std::string_view() : std::string_view(prom);
+    answers[1].device = ctsw1;
+    answers[1].time = t;
+    answers[1].answered = true;
+    answers[1].format = telemetry::detect_format("application/json", oc);
+    answers[1].body = oc;
+    return p.poll(answers, t);
+  }
+  static Time at(int n) { return kT0 + n * kPoll; }
+
+  fabric::Topology topo = topology();
+  telemetry::CounterMap map = telemetry::CounterMap::load_file(testing::source_dir() + "/data/counter_map.json");
+  detectors::DetectorConfig detector_config;
+  fabric::DeviceId rtsw1 = *topo.find_device("rtsw1");
+  fabric::DeviceId ctsw1 = *topo.find_device("ctsw1");
+  fabric::LinkId l1 = *topo.find_link("rtsw1:eth1");
+  fabric::LinkId l2 = *topo.find_link("rtsw1:eth2");
+  Fabric fabric;
+};
+
+
+TEST_F(PipelineTest, BothFormatsBecomeSamplesOfEveryPort) {
+  Pipeline p(topo, map, detector_config);
+  const PollOutcome out = poll(p, 0);
+  EXPECT_THAT(out.rejected, IsEmpty());
+  EXPECT_EQ(out.samples, 4u);
+  // rtsw1: 7 families x 2 ports; ctsw1: 7 mapped leaves of 8 per interface (the name is not).
+  EXPECT_EQ(out.stats.mapped, 28u);
+  EXPECT_EQ(out.stats.unmapped, 2u);
+  EXPECT_EQ(out.stats.samples, 30u);
+  EXPECT_THAT(out.findings, IsEmpty());
+}
+
+TEST_F(PipelineTest, LinkStateChangesAreReported) {
+  Pipeline p(topo, map, detector_config);
+  EXPECT_EQ(p.link_oper(l1), -1);
+  PollOutcome out = poll(p, 0);
+  EXPECT_EQ(changes(out), (Changes{{l1, true}, {l2, true}}));
+  EXPECT_EQ(p.link_oper(l1), 1);
+
+  // Both ends of the first link go down.
+  fabric.traffic();
+  for (auto* c : {&fabric.rtsw1["eth1"], &fabric.ctsw1["eth1"]}) {
+    c->up = false;
+    c->carrier += 1;
+  }
+  out = poll(p, 1);
+  EXPECT_EQ(changes(out), (Changes{{l1, false}}));
+  EXPECT_EQ(p.link_oper(l1), 0);
+  EXPECT_EQ(p.link_oper(l2), 1);
+  EXPECT_THAT(out.triage.updates, IsEmpty());  // one flap is only noted
+
+  // Still down: no change; after the hold time (30 s) a link_down incident.
+  for (int n = 2; n <= 3; ++n) {
+    fabric.traffic();
+    out = poll(p, n);
+    EXPECT_THAT(out.link_changes, IsEmpty()) << n;
+    EXPECT_THAT(out.triage.updates, IsEmpty()) << n;
+  }
+  fabric.traffic();
+  out = poll(p, 4);
+  EXPECT_THAT(out.link_changes, IsEmpty());
+  ASSERT_EQ(out.findings.size(), 2u);
+  for (const auto& f : out.findings) {
+    EXPECT_EQ(f.kind, FindingKind::link_down);
+    EXPECT_EQ(f.link, l1);
+  }
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  EXPECT_TRUE(out.triage.updates[0].is_new());
+  EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::link_down);
+  EXPECT_EQ(out.triage.updates[0].link, l1);
+  EXPECT_EQ(out.triage.updates[0].findings.size(), 2u);
+  EXPECT_EQ(out.triage.updates[0].started_at, at(1));
+
+  // Back up.
+  fabric.traffic();
+  for (auto* c : {&fabric.rtsw1["eth1"], &fabric.ctsw1["eth1"]}) {
+    c->up = true;
+    c->carrier += 1;
+  }
+  out = poll(p, 5);
+  EXPECT_EQ(changes(out), (Changes{{l1, true}}));
+
+  // One end saying down is enough.
+  fabric.traffic();
+  fabric.ctsw1["eth2"].up = false;
+  fabric.ctsw1["eth2"].carrier += 1;
+  out = poll(p, 6);
+  EXPECT_EQ(changes(out), (Changes{{l2, false}}));
+  EXPECT_EQ(p.link_oper(l2), 0);
+}
+
+TEST_F(PipelineTest, AFlappingPortGivesFindingsAndAnIncident) {
+  Pipeline p(topo, map, detector_config);
+  poll(p, 0);
+  // Carrier +2 per poll on both ends of the second link (a flap per poll, up at each scrape).
+  auto flap = [&] {
+    fabric.traffic();
+    fabric.rtsw1["eth2"].carrier += 2;
+    fabric.ctsw1["eth2"].carrier += 2;
+  };
+  for (int n = 1; n <= 2; ++n) {
+    flap();
+    const PollOutcome out = poll(p, n);
+    ASSERT_EQ(out.findings.size(), 2u) << n;
+    for (const auto& f : out.findings) {
+      EXPECT_EQ(f.kind, FindingKind::link_flap);
+      EXPECT_EQ(f.severity, Severity::info);
+      EXPECT_EQ(f.link, l2);
+    }
+    EXPECT_THAT(out.triage.updates, IsEmpty()) << n;
+    ASSERT_EQ(out.triage.noted.size(), 2u);
+    EXPECT_EQ(out.triage.noted[0].note, "noted");
+    EXPECT_THAT(out.link_changes, IsEmpty());
+  }
+  // The third flap in 30 s takes the penalty over the suppress threshold.
+  flap();
+  PollOutcome out = poll(p, 3);
+  ASSERT_EQ(out.findings.size(), 2u);
+  EXPECT_EQ(out.findings[0].severity, Severity::critical);
+  EXPECT_EQ(out.findings[1].severity, Severity::critical);
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  const triage::IncidentUpdate& u = out.triage.updates[0];
+  EXPECT_TRUE(u.is_new());
+  EXPECT_EQ(u.cls, triage::IncidentClass::link_flap);
+  EXPECT_EQ(u.link, l2);
+  EXPECT_EQ(u.severity, Severity::critical);
+  EXPECT_EQ(u.findings.size(), 2u);
+  EXPECT_TRUE(p.detectors().flap().suppressed(l2, at(3)));
+  p.triage().bind(u, 1);
+  EXPECT_EQ(p.triage().open_for_link(l2), 1);
+
+  // Suppressed: more flaps say nothing new; corrupted frames on the link join the incident.
+  flap();
+  fabric.rtsw1["eth2"].crc += 500;
+  out = poll(p, 4);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].kind, FindingKind::corruption);
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  EXPECT_EQ(out.triage.updates[0].incident_id, 1);
+  EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::link_flap);
+  EXPECT_FALSE(out.triage.updates[0].is_new());
+}
+
+TEST_F(PipelineTest, AMalformedAnswerIsRejectedAndTheDeviceCountsAsSilent) {
+  Pipeline p(topo, map, detector_config);
+  PollOutcome out = poll(p, 0);
+  ASSERT_THAT(out.rejected, IsEmpty());
+  const char* bad = "node_network_up{device=\"eth1\"} 1\nnode_network_up{device=\"eth2\" 1\n";
+  const std::string expected = "line 2: expected ',' or '}' after the value of label device";
+  for (int n = 1; n <= 2; ++n) {
+    fabric.traffic();
+    out = poll(p, n, rtsw1_body(bad));
+    ASSERT_EQ(out.rejected.size(), 1u);
+    EXPECT_EQ(out.rejected[0].first, rtsw1);
+    EXPECT_EQ(out.rejected[0].second, expected);
+    EXPECT_EQ(out.samples, 2u);         // ctsw1's ports only: nothing of the bad answer is used
+    EXPECT_EQ(out.stats.mapped, 14u);   // nor counted
+    EXPECT_THAT(out.findings, IsEmpty()) << n;
+    EXPECT_THAT(out.link_changes, IsEmpty());
+  }
+  // Silent since its last good answer at kT0: stale after 30 s.
+  fabric.traffic();
+  out = poll(p, 3, rtsw1_body(bad));
+  ASSERT_EQ(out.findings.size(), 1u);
+  const auto& f = out.findings[0];
+  EXPECT_EQ(f.kind, FindingKind::telemetry_stale);
+  EXPECT_EQ(f.device, rtsw1);
+  EXPECT_EQ(f.first_seen, at(0));
+  EXPECT_EQ(f.summary, "rtsw1 has not answered for 30.0s (last error: malformed answer: " + expected + ")");
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::telemetry_stale);
+  EXPECT_EQ(out.triage.updates[0].device, rtsw1);
+  EXPECT_TRUE(p.detectors().stale().stale(rtsw1));
+  // Once per silence.
+  fabric.traffic();
+  out = poll(p, 4, rtsw1_body(bad));
+  EXPECT_THAT(out.findings, IsEmpty());
+}
+
+TEST_F(PipelineTest, AMalformedOpenConfigAnswerIsRejectedWithTheParsersError) {
+  Pipeline p(topo, map, detector_config);
+  poll(p, 0);
+  fabric.traffic();
+  const PollOutcome out = poll(p, 1, ctsw1_body("{\"openconfig-interfaces:interfaces\": {\"interface\": [{\"name\": \"eth1\"}"));
+  ASSERT_EQ(out.rejected.size(), 1u);
+  EXPECT_EQ(out.rejected[0].first, ctsw1);
+  EXPECT_THAT(out.rejected[0].second, StartsWith("byte "));
+  EXPECT_THAT(out.rejected[0].second, HasSubstr("unexpected end of input"));
+  EXPECT_EQ(out.samples, 2u);  // rtsw1's ports
+  EXPECT_FALSE(p.detectors().stale().stale(ctsw1));
+}
+
+TEST_F(PipelineTest, ADeviceThatDoesNotAnswerIsStaleAfterTheConfiguredTime) {
+  detector_config.stale.after = seconds(20);
+  Pipeline p(topo, map, detector_config);
+  const Overrides silent = rtsw1_silent("connect timeout after 2.0s");
+  for (int n = 0; n <= 1; ++n) {
+    const PollOutcome out = poll(p, n, silent);
+    EXPECT_THAT(out.findings, IsEmpty()) << n;
+    EXPECT_THAT(out.rejected, IsEmpty());
+    EXPECT_EQ(out.samples, 2u);
+  }
+  PollOutcome out = poll(p, 2, silent);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].kind, FindingKind::telemetry_stale);
+  EXPECT_EQ(out.findings[0].summary, "rtsw1 has not answered for 20.0s (last error: connect timeout after 2.0s)");
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::telemetry_stale);
+  p.triage().bind(out.triage.updates[0], 3);
+  EXPECT_THAT(poll(p, 3, silent).findings, IsEmpty());
+
+  // It answers again, then falls silent: counted from its last answer.
+  EXPECT_THAT(poll(p, 4).findings, IsEmpty());
+  EXPECT_FALSE(p.detectors().stale().stale(rtsw1));
+  EXPECT_THAT(poll(p, 5, silent).findings, IsEmpty());
+  out = poll(p, 6, silent);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].first_seen, at(4));
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  EXPECT_EQ(out.triage.updates[0].incident_id, 3);  // the open incident of that device
+}
+
+TEST_F(PipelineTest, CounterResetsMakeNoFalseFindings) {
+  Pipeline p(topo, map, detector_config);
+  for (auto* dev : {&fabric.rtsw1, &fabric.ctsw1}) {
+    for (auto& [name, c] : *dev) {
+      c.carrier = 40;
+      c.crc = 5000;
+    }
+  }
+  auto reboot = [](std::map<std::string, PortCounters>& dev) {
+    for (auto& [name, c] : dev) {
+      c.carrier = 1;
+      c.crc = 0;
+      c.rx_packets = c.tx_packets = 1000;
+      c.rx_bytes = c.tx_bytes = 1.5e6;
+    }
+  };
+  for (int n = 0; n <= 7; ++n) {
+    if (n > 0) fabric.traffic();
+    if (n == 3) reboot(fabric.rtsw1);  // Prometheus side
+    if (n == 5) reboot(fabric.ctsw1);  // OpenConfig side
+    const PollOutcome out = poll(p, n);
+    EXPECT_THAT(out.findings, IsEmpty()) << "poll " << n;
+    EXPECT_THAT(out.triage.updates, IsEmpty()) << "poll " << n;
+    EXPECT_THAT(out.triage.noted, IsEmpty()) << "poll " << n;
+    EXPECT_THAT(out.rejected, IsEmpty());
+    if (n > 0) {
+      EXPECT_THAT(out.link_changes, IsEmpty()) << "poll " << n;
+    }
+  }
+  // Detection works from the new baseline: a real flap after the reset is seen.
+  fabric.traffic();
+  fabric.rtsw1["eth1"].carrier += 2;
+  const PollOutcome out = poll(p, 8);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].kind, FindingKind::link_flap);
+  EXPECT_EQ(out.findings[0].link, l1);
+}
+
+}  // namespace
+}  // namespace medic::service
