@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -429,6 +430,320 @@ TEST_F(CliDb, SloSetRejectsBadInput) {
   EXPECT_THAT(obj.err, HasSubstr("--objective"));
   // Nothing changed.
   EXPECT_EQ(tdb_.scalar("SELECT target_seconds FROM slo_targets WHERE stage = 'detect'"), "60");
+}
+
+// ---------------------------------------------------------------------------------------
+// Maintenance windows
+
+TEST_F(CliDb, MaintenanceAddResolvesEitherEndToTheLinksName) {
+  const Time before = SystemClock().now();
+  const auto a = medic({"maintenance", "add", "--link", "rtsw0001:eth5", "--until", "+2h", "--reason", "optics swap",
+                        "--db", url()});
+  const Time after = SystemClock().now();
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.err, "");
+  EXPECT_THAT(a.out, ::testing::MatchesRegex("maintenance #[0-9]+: rtsw0001:eth5--ctsw001:eth1 from "
+                                             "[0-9T:.-]+Z until [0-9T:.-]+Z \\(optics swap\\)\n"));
+  // The far end and the full name name the same link.
+  const auto b = medic({"maintenance", "add", "--link", "ctsw001:eth1", "--until", "+1h", "--db", url()});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_THAT(b.out, ::testing::MatchesRegex("maintenance #[0-9]+: rtsw0001:eth5--ctsw001:eth1 from [0-9T:.-]+Z until "
+                                             "[0-9T:.-]+Z\n"));
+  const auto c = medic({"maintenance", "add", "--link", "rtsw0001:eth5--ctsw001:eth1", "--until", "+1h", "--db", url()});
+  ASSERT_EQ(c.code, 0) << c.err;
+
+  EXPECT_THAT(tdb_.column("SELECT link FROM maintenance ORDER BY id"),
+              ElementsAre("rtsw0001:eth5--ctsw001:eth1", "rtsw0001:eth5--ctsw001:eth1", "rtsw0001:eth5--ctsw001:eth1"));
+  EXPECT_THAT(tdb_.column("SELECT coalesce(device, '-') FROM maintenance ORDER BY id"), ElementsAre("-", "-", "-"));
+  const auto ids = tdb_.column("SELECT id FROM maintenance ORDER BY id");
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_THAT(a.out, ::testing::StartsWith("maintenance #" + ids[0] + ": "));
+  EXPECT_THAT(b.out, ::testing::StartsWith("maintenance #" + ids[1] + ": "));
+  EXPECT_EQ(tdb_.scalar("SELECT reason FROM maintenance WHERE id = " + ids[0]), "optics swap");
+  // From now until two hours later, as printed.
+  const auto windows = db_->maintenance(std::nullopt);
+  ASSERT_TRUE(windows.ok()) << windows.error();
+  ASSERT_EQ(windows->size(), 3u);
+  const auto& w = windows->front();
+  EXPECT_GE(w.starts_at, before - std::chrono::seconds(1));
+  EXPECT_LE(w.starts_at, after);
+  EXPECT_EQ(w.ends_at - w.starts_at, std::chrono::hours(2));
+  EXPECT_THAT(a.out, HasSubstr(" from " + format_iso8601(w.starts_at) + " until " + format_iso8601(w.ends_at) + " "));
+}
+
+TEST_F(CliDb, MaintenanceAddOnADevice) {
+  const auto sw = medic({"maintenance", "add", "--device", "ctsw004", "--from", "+30m", "--until", "+3h", "--reason",
+                         "OS upgrade", "--db", url()});
+  ASSERT_EQ(sw.code, 0) << sw.err;
+  EXPECT_THAT(sw.out, ::testing::MatchesRegex("maintenance #[0-9]+: ctsw004 from [0-9T:.-]+Z until [0-9T:.-]+Z "
+                                              "\\(OS upgrade\\)\n"));
+  // A host is known by its links.
+  const auto host = medic({"maintenance", "add", "--device", "host0001", "--until", "+1h", "--db", url()});
+  ASSERT_EQ(host.code, 0) << host.err;
+  EXPECT_THAT(tdb_.column("SELECT coalesce(link, '-') || ' ' || device FROM maintenance ORDER BY id"),
+              ElementsAre("- ctsw004", "- host0001"));
+  const auto windows = db_->maintenance(std::nullopt);
+  ASSERT_TRUE(windows.ok()) << windows.error();
+  ASSERT_EQ(windows->size(), 2u);
+  const auto& w = windows->at(1);  // ordered by start: host0001 (now) then ctsw004 (+30m)
+  EXPECT_EQ(w.device, "ctsw004");
+  EXPECT_EQ(w.ends_at - w.starts_at, std::chrono::minutes(150));
+}
+
+TEST_F(CliDb, MaintenanceAddRejectsUnknownTargets) {
+  const auto link = medic({"maintenance", "add", "--link", "rtsw0001:eth99", "--until", "+2h", "--db", url()});
+  EXPECT_EQ(link.code, 2);
+  EXPECT_EQ(link.out, "");
+  EXPECT_EQ(link.err, "medic: --link \"rtsw0001:eth99\": no such link in the inventory (run medicd or check the name)\n");
+  const auto dev = medic({"maintenance", "add", "--device", "ctsw999", "--until", "+2h", "--db", url()});
+  EXPECT_EQ(dev.code, 2);
+  EXPECT_EQ(dev.out, "");
+  EXPECT_EQ(dev.err, "medic: --device \"ctsw999\": no such switch or host in the inventory\n");
+  // A port name is not a device.
+  const auto port = medic({"maintenance", "add", "--device", "rtsw0001:eth5", "--until", "+2h", "--db", url()});
+  EXPECT_EQ(port.code, 2);
+  EXPECT_THAT(port.err, HasSubstr("no such switch or host"));
+  EXPECT_EQ(tdb_.scalar("SELECT count(*) FROM maintenance"), "0");
+}
+
+TEST_F(CliDb, MaintenanceAddNeedsExactlyOneTarget) {
+  const auto both = medic({"maintenance", "add", "--link", "rtsw0001:eth5", "--device", "rtsw0001", "--until", "+2h",
+                           "--db", url()});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_EQ(both.err, "medic: give exactly one of --link or --device\n");
+  const auto neither = medic({"maintenance", "add", "--until", "+2h", "--db", url()});
+  EXPECT_EQ(neither.code, 2);
+  EXPECT_EQ(neither.err, "medic: give exactly one of --link or --device\n");
+  EXPECT_EQ(tdb_.scalar("SELECT count(*) FROM maintenance"), "0");
+}
+
+TEST_F(CliDb, MaintenanceAddRejectsBadTimes) {
+  auto add = [&](const std::string& from, const std::string& until) {
+    return medic({"maintenance", "add", "--link", "rtsw0001:eth5", "--from", from, "--until", until, "--db", url()});
+  };
+  for (const std::string from : {"+2x", "+h", "+2", "soon", "-5m", "+-1h", "0", "", "+nanh", "+infh", "inf"}) {
+    const auto r = add(from, "+3h");
+    EXPECT_EQ(r.code, 2) << from;
+    EXPECT_EQ(r.err, "medic: --from \"" + from + "\": expected now, +N[smhd] or Unix seconds\n") << from;
+  }
+  for (const std::string until : {"+2x", "tomorrow", "+2", "12:00", "+1e999h", "1e999", "+infd", "+1e300h", "1e300"}) {
+    const auto r = add("now", until);
+    EXPECT_EQ(r.code, 2) << until;
+    EXPECT_EQ(r.err, "medic: --until \"" + until + "\": expected +N[smhd] or Unix seconds\n") << until;
+  }
+  for (const auto& [from, until] : std::vector<std::pair<std::string, std::string>>{
+           {"+2h", "+1h"}, {"now", "now"}, {"+1h", "+60m"}, {"now", "1500000000"}}) {
+    const auto r = add(from, until);
+    EXPECT_EQ(r.code, 2) << from << " " << until;
+    EXPECT_EQ(r.err, "medic: --until must be after --from\n") << from << " " << until;
+  }
+  const auto missing = medic({"maintenance", "add", "--link", "rtsw0001:eth5", "--db", url()});
+  EXPECT_NE(missing.code, 0);
+  EXPECT_THAT(missing.err, HasSubstr("--until"));
+  EXPECT_EQ(tdb_.scalar("SELECT count(*) FROM maintenance"), "0");
+  // Unix seconds work on both sides.
+  const auto unix_times = add("1900000000", "1900003600.5");
+  EXPECT_EQ(unix_times.code, 0) << unix_times.err;
+  EXPECT_THAT(unix_times.out, HasSubstr(" from " + format_iso8601(from_unix_seconds(1900000000)) + " until " +
+                                        format_iso8601(from_unix_seconds(1900003600.5))));
+}
+
+TEST_F(CliDb, MaintenanceListShowsActiveAheadAndOver) {
+  const auto empty = medic({"maintenance", "list", "--db", url()});
+  ASSERT_EQ(empty.code, 0) << empty.err;
+  EXPECT_EQ(empty.out, "no maintenance windows now or ahead\n");
+  const auto empty_all = medic({"maintenance", "list", "--all", "--db", url()});
+  ASSERT_EQ(empty_all.code, 0) << empty_all.err;
+  EXPECT_EQ(empty_all.out, "no maintenance windows\n");
+
+  const double now_s = std::floor(to_unix_seconds(SystemClock().now()));
+  auto add = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"maintenance", "add"});
+    args.insert(args.end(), {"--db", url()});
+    const auto r = medic(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return tdb_.scalar("SELECT max(id) FROM maintenance");
+  };
+  const std::string active = add({"--link", "rtsw0001:eth5", "--until", "+2h", "--reason", "optics swap"});
+  const std::string ahead = add({"--device", "ctsw004", "--from", "+1h", "--until", "+3h", "--reason", "upgrade"});
+  const std::string over = add({"--link", "rtsw0002:eth6", "--from", std::to_string(now_s - 7200), "--until",
+                                std::to_string(now_s - 3600), "--reason", "done"});
+
+  const auto list = medic({"maintenance", "list", "--db", url()});
+  ASSERT_EQ(list.code, 0) << list.err;
+  const auto ls = lines_of(list.out);
+  ASSERT_EQ(ls.size(), 3u) << list.out;
+  EXPECT_THAT(words(ls[0]), ElementsAre("ID", "LINK", "OR", "DEVICE", "FROM", "UNTIL", "STATUS", "REASON"));
+  const auto a = row(list.out, active, "rtsw0001:eth5--ctsw001:eth1");
+  ASSERT_EQ(a.size(), 7u) << list.out;
+  EXPECT_EQ(a[4], "active");
+  EXPECT_EQ(a[5], "optics");
+  EXPECT_EQ(a[6], "swap");
+  EXPECT_THAT(a[2], ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"));
+  EXPECT_THAT(row(list.out, ahead, "ctsw004"), ElementsAre(ahead, "ctsw004", ::testing::_, ::testing::_, "ahead", "upgrade"));
+  EXPECT_THAT(list.out, Not(HasSubstr("rtsw0002:eth6")));
+
+  const auto all = medic({"maintenance", "list", "--all", "--db", url()});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(lines_of(all.out).size(), 4u) << all.out;
+  EXPECT_THAT(row(all.out, over, "rtsw0002:eth6--ctsw002:eth2"),
+              ElementsAre(over, "rtsw0002:eth6--ctsw002:eth2", format_iso8601(from_unix_seconds(now_s - 7200)).substr(0, 19) + "Z",
+                          format_iso8601(from_unix_seconds(now_s - 3600)).substr(0, 19) + "Z", "over", "done"));
+  EXPECT_EQ(row(all.out, active, "rtsw0001:eth5--ctsw001:eth1")[4], "active");
+  EXPECT_EQ(row(all.out, ahead, "ctsw004")[4], "ahead");
+  // Ordered by start: over, active, ahead.
+  const auto als = lines_of(all.out);
+  EXPECT_EQ(words(als[1])[0], over);
+  EXPECT_EQ(words(als[2])[0], active);
+  EXPECT_EQ(words(als[3])[0], ahead);
+}
+
+TEST_F(CliDb, MaintenanceEnd) {
+  auto add = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"maintenance", "add"});
+    args.insert(args.end(), {"--db", url()});
+    const auto r = medic(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return tdb_.scalar("SELECT max(id) FROM maintenance");
+  };
+  const std::string active = add({"--link", "rtsw0001:eth5", "--until", "+2h"});
+  const std::string ahead = add({"--device", "ctsw004", "--from", "+1h", "--until", "+3h"});
+
+  const Time before = SystemClock().now();
+  const auto e = medic({"maintenance", "end", active, "--db", url()});
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_EQ(e.out, "maintenance #" + active + " ended\n");
+  // A window not yet begun is cancelled: over at once, not left waiting to begin.
+  const auto e2 = medic({"maintenance", "end", ahead, "--db", url()});
+  ASSERT_EQ(e2.code, 0) << e2.err;
+  EXPECT_EQ(e2.out, "maintenance #" + ahead + " ended\n");
+  const Time after = SystemClock().now();
+
+  const auto list = medic({"maintenance", "list", "--db", url()});
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(list.out, "no maintenance windows now or ahead\n");
+  const auto all = medic({"maintenance", "list", "--all", "--db", url()});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(row(all.out, active, "rtsw0001:eth5--ctsw001:eth1")[4], "over") << all.out;
+  EXPECT_EQ(row(all.out, ahead, "ctsw004")[4], "over") << all.out;
+  const auto windows = db_->maintenance(std::nullopt);
+  ASSERT_TRUE(windows.ok()) << windows.error();
+  ASSERT_EQ(windows->size(), 2u);
+  for (const auto& w : *windows) {
+    EXPECT_GE(w.ends_at, before) << w.id;
+    EXPECT_LE(w.ends_at, after + std::chrono::microseconds(1)) << w.id;
+    EXPECT_LT(w.starts_at, w.ends_at) << w.id;
+  }
+  EXPECT_GE(windows->back().starts_at, before);  // the cancelled one starts when it was ended
+
+  // Ending it again, or a window that never was, is an error.
+  const auto again = medic({"maintenance", "end", active, "--db", url()});
+  EXPECT_EQ(again.code, 1);
+  EXPECT_EQ(again.out, "");
+  EXPECT_EQ(again.err, "medic: no maintenance window #" + active + " still running\n");
+  const auto unknown = medic({"maintenance", "end", "999", "--db", url()});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_EQ(unknown.err, "medic: no maintenance window #999 still running\n");
+  const auto zero = medic({"maintenance", "end", "0", "--db", url()});
+  EXPECT_NE(zero.code, 0);
+  EXPECT_NE(zero.code, 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// incidents show: the suspect, reopening and the history
+
+TEST_F(CliDb, IncidentShowSuspectReopenedAndHistory) {
+  const Time t0 = from_unix_seconds(1'800'000'000);  // 2027-01-15T08:00:00Z
+  auto s = [&](double x) { return t0 + from_seconds(x); };
+  triage::IncidentUpdate u = flap(topo_, "rtsw0002:eth6", s(0), s(5));
+  u.summary = "rx power low on ctsw002:eth2";
+  u.suspect_port = topo_.link(u.link).a;
+  u.suspect = "the transceiver in rtsw0002:eth6 (weak transmitter: -6.00 dBm)";
+  u.cls = triage::IncidentClass::optics;
+  const auto id = db_->open_incident(u, topo_, s(6));
+  ASSERT_TRUE(id.ok()) << id.error();
+  state(*id, IncidentState::closed, s(100), "repaired by hand");
+  triage::IncidentUpdate again = flap(topo_, "rtsw0002:eth6", s(190), s(200));
+  again.incident_id = *id;
+  again.reopened = true;
+  again.summary = "rx power low again on ctsw002:eth2";
+  ASSERT_TRUE(db_->reopen_incident(again, topo_, s(201)).ok());
+
+  const auto r = medic({"incidents", "show", std::to_string(*id), "--db", url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("incident " + std::to_string(*id) + ": optics on rtsw0002:eth6--ctsw002:eth2\n"));
+  EXPECT_THAT(r.out, HasSubstr("state:     triaged\n"));
+  EXPECT_THAT(r.out, HasSubstr("summary:   rx power low again on ctsw002:eth2\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("suspect:   the transceiver in rtsw0002:eth6 (weak transmitter: -6.00 dBm) [rtsw0002:eth6]\n"));
+  EXPECT_THAT(r.out, HasSubstr("reopened:  1 time, last 2027-01-15T08:03:21.000000Z\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("  closed ")));  // the later stages were cleared
+  EXPECT_THAT(r.out, HasSubstr("history (4):\n"
+                               "  2027-01-15T08:00:05.000000Z  detected  rx power low on ctsw002:eth2\n"
+                               "  2027-01-15T08:00:06.000000Z  triaged\n"
+                               "  2027-01-15T08:01:40.000000Z  closed  repaired by hand\n"
+                               "  2027-01-15T08:03:21.000000Z  reopened  rx power low again on ctsw002:eth2\n"));
+  EXPECT_THAT(r.out, HasSubstr("findings (2):\n"));
+
+  // Reopened twice: plural.
+  state(*id, IncidentState::closed, s(300));
+  again.detected_at = s(400);
+  ASSERT_TRUE(db_->reopen_incident(again, topo_, s(401)).ok());
+  const auto r2 = medic({"incidents", "show", std::to_string(*id), "--db", url()});
+  ASSERT_EQ(r2.code, 0) << r2.err;
+  EXPECT_THAT(r2.out, HasSubstr("reopened:  2 times, last 2027-01-15T08:06:41.000000Z\n"));
+  EXPECT_THAT(r2.out, HasSubstr("history (6):\n"));
+
+  const auto j = medic({"incidents", "show", std::to_string(*id), "--json", "--db", url()});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const json doc = json::parse(j.out);
+  EXPECT_EQ(doc["suspect"], "the transceiver in rtsw0002:eth6 (weak transmitter: -6.00 dBm)");
+  EXPECT_EQ(doc["suspect_port"], "rtsw0002:eth6");
+  EXPECT_EQ(doc["reopen_count"], 2);
+  ASSERT_EQ(doc["history"].size(), 6u);
+  EXPECT_EQ(doc["history"][2]["state"], "closed");
+  EXPECT_EQ(doc["history"][2]["note"], "repaired by hand");
+  EXPECT_EQ(doc["history"][5]["state"], "reopened");
+}
+
+TEST_F(CliDb, IncidentShowWithoutSuspectOrReopening) {
+  const Story st = story();
+  const auto r = medic({"incidents", "show", std::to_string(st.drained), "--db", url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("suspect:")));
+  EXPECT_THAT(r.out, Not(HasSubstr("reopened:")));
+  EXPECT_THAT(r.out, HasSubstr("history (4):\n"));
+  EXPECT_THAT(r.out, HasSubstr("  2027-01-15T08:00:04.000000Z  mitigated\n"));
+  EXPECT_THAT(r.out, HasSubstr("  2027-01-15T08:00:04.000000Z  repair_requested\n"));
+}
+
+TEST_F(CliDb, SloReportAllShowsClassesWithoutIncidents) {
+  const Time now = SystemClock().now();
+  open("rtsw0001:eth5", now - from_seconds(100), now - from_seconds(90));
+  const auto seen = medic({"slo", "report", "--db", url()});
+  ASSERT_EQ(seen.code, 0) << seen.err;
+  EXPECT_THAT(seen.out, HasSubstr("SLO report over 1 incident (each stage timed from the previous one)\n"));
+  EXPECT_THAT(row(seen.out, "link_flap", "detect"), ::testing::Contains("1"));
+  EXPECT_THAT(seen.out, Not(HasSubstr("optics")));
+  EXPECT_THAT(seen.out, Not(HasSubstr("telemetry_stale")));
+
+  const auto all = medic({"slo", "report", "--all", "--db", url()});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_THAT(row(all.out, "link_flap", "detect"),
+              ElementsAre("link_flap", "detect", "1m00s", "1", "0", "0", "100.0%", "99.0%", "ok", "10.0s", "10.0s",
+                          "10.0s"));
+  EXPECT_THAT(row(all.out, "optics", "detect"),
+              ElementsAre("optics", "detect", "5m00s", "0", "0", "0", "-", "95.0%", "-", "-", "-"));
+  EXPECT_THAT(row(all.out, "telemetry_stale", "detect"),
+              ElementsAre("telemetry_stale", "detect", "1m00s", "0", "0", "0", "-", "99.0%", "-", "-", "-"));
+
+  const auto j = medic({"slo", "report", "--all", "--json", "--db", url()});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const json rep = json::parse(j.out);
+  EXPECT_EQ(rep.size(), std::stoul(tdb_.scalar("SELECT count(*) FROM slo_targets")));
+  const json js = json::parse(medic({"slo", "report", "--json", "--db", url()}).out);
+  EXPECT_EQ(js.size(), 4u);  // link_flap's four stages only
+  for (const auto& r : js) EXPECT_EQ(r["class"], "link_flap");
 }
 
 TEST(CliDbConnect, UnreachableDatabaseExitsOne) {

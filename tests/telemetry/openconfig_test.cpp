@@ -275,6 +275,90 @@ TEST(OpenConfig, AnInterfaceWithoutANameIsReportedWithAnEmptyPort) {
 }
 
 // ---------------------------------------------------------------------------------------
+// A Get of /interfaces or /components: the list itself at the top of the document
+
+TEST(OpenConfig, AGetOfInterfacesIsRootedAtTheInterfaceList) {
+  OcStats st;
+  const Recorder r = parse_ok(R"({"openconfig-interfaces:interface": [
+      {"name": "Ethernet1", "state": {"oper-status": "UP", "counters": {"in-pkts": "10"}}},
+      {"name": "Ethernet2", "state": {"oper-status": "DOWN"}}]})",
+                              &st);
+  EXPECT_THAT(r.leaves, ElementsAre(rec("Ethernet1", in("name"), "Ethernet1"),
+                                    rec("Ethernet1", in("state/oper-status"), "UP"),
+                                    rec("Ethernet1", in("state/counters/in-pkts"), "10"),
+                                    rec("Ethernet2", in("name"), "Ethernet2"),
+                                    rec("Ethernet2", in("state/oper-status"), "DOWN")));
+  EXPECT_EQ(st.leaves, 5u);
+  EXPECT_EQ(st.orphan_leaves, 0u);
+}
+
+TEST(OpenConfig, AGetOfComponentsIsRootedAtTheComponentList) {
+  OcStats st;
+  const Recorder r = parse_ok(R"({"openconfig-platform:component": [
+      {"name": "Ethernet7", "state": {"temperature": {"instant": "41.5"}},
+       "openconfig-platform-transceiver:transceiver": {"physical-channels": {"channel": [
+         {"index": 0, "state": {"input-power": {"instant": "-2.5"}}}]}}}]})",
+                              &st);
+  const std::string in_power = comp("transceiver/physical-channels/channel/state/input-power/instant");
+  EXPECT_THAT(r.leaves, ElementsAre(rec("Ethernet7", comp("name"), "Ethernet7"),
+                                    rec("Ethernet7", comp("state/temperature/instant"), "41.5"),
+                                    rec("Ethernet7", comp("transceiver/physical-channels/channel/index"), "0"),
+                                    rec("Ethernet7", in_power, "-2.5")));
+  EXPECT_EQ(st.orphan_leaves, 0u);
+}
+
+TEST(OpenConfig, TopLevelListsWithAndWithoutModulePrefixTieTransceiversToInterfaces) {
+  const Recorder r = parse_ok(R"({
+    "component": [{"name": "xcvr-9", "state": {"temperature": {"instant": "50"}}}],
+    "openconfig-interfaces:interface": [{"name": "Ethernet9", "state": {"transceiver": "xcvr-9"}}]})");
+  EXPECT_THAT(r.at(comp("state/temperature/instant")), ElementsAre(rec("Ethernet9", comp("state/temperature/instant"), "50")));
+  EXPECT_THAT(r.ports(), ElementsAre("Ethernet9"));
+}
+
+TEST(OpenConfig, AnInterfaceListDeeperThanTheTopIsNotTakenForTheRoot) {
+  // "interface" keys below the top level (here a network instance's) are not the
+  // interfaces list.
+  OcStats st;
+  Recorder r;
+  const Status s = parse_openconfig(R"({"openconfig-network-instance:network-instances": {"network-instance": [
+      {"name": "default", "interface": [{"id": "Ethernet1"}]}]}})",
+                                    r, &st);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error(), "no openconfig-interfaces interface or openconfig-platform component in the document (2 leaves "
+                       "outside them)");
+  EXPECT_TRUE(r.leaves.empty());
+}
+
+TEST(OpenConfigErrors, ValidJsonOfAnotherShapeIsAnError) {
+  for (const auto& [doc, n] : std::vector<std::pair<std::string, int>>{
+           {R"({"openconfig-system:system": {"state": {"hostname": "ctsw1", "boot-time": "17"}}})", 2},
+           {R"({"interfaces": {"interfaz": [{"name": "Ethernet1", "state": {"oper-status": "UP"}}]}})", 2},
+           {R"({"hostname": "x"})", 1},
+           {R"([1, 2, 3])", 3}}) {
+    Recorder r;
+    OcStats st;
+    const Status s = parse_openconfig(doc, r, &st);
+    ASSERT_FALSE(s.ok()) << doc;
+    EXPECT_EQ(s.error(), "no openconfig-interfaces interface or openconfig-platform component in the document (" +
+                             std::to_string(n) + " leaves outside them)")
+        << doc;
+    EXPECT_TRUE(r.leaves.empty()) << doc;
+  }
+}
+
+TEST(OpenConfigErrors, SyntaxErrorsCarryNoLibraryPrefix) {
+  for (const std::string doc : {std::string(R"({"openconfig-interfaces:interfaces": {"interface": [{"name": "e1",}]}})"),
+                                std::string("{\"a\": tru}"), std::string("{\"a\": \"unterminated")}) {
+    Recorder r;
+    const Status s = parse_openconfig(doc, r);
+    ASSERT_FALSE(s.ok()) << doc;
+    EXPECT_THAT(s.error(), ::testing::MatchesRegex("byte [0-9]+: parse error at line 1, column [0-9]+: .+")) << doc;
+    EXPECT_THAT(s.error(), ::testing::Not(HasSubstr("[json.exception"))) << doc;
+    EXPECT_THAT(s.error(), ::testing::Not(HasSubstr("parse_error"))) << doc;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
 // Syntax errors: "byte N: what", N counting from 1 up to and including the offending byte.
 
 TEST(OpenConfigErrors, SyntaxErrorNamesTheByte) {

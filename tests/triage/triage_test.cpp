@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -511,6 +512,150 @@ TEST_F(TriageTest, FourFailingNicLinksOfAHostAreOneHostFault) {
   EXPECT_EQ(u.link, kNone);
   EXPECT_EQ(u.findings.size(), 5u);
   EXPECT_EQ(u.summary, "host1: 4 links failing within 2m00s (host1:nic0--rtsw1:eth7, ...)");
+}
+
+// A switch already under a switch_fault incident takes its further hard-failing links: one
+// incident (and no drain per link) for a failing switch, however its links fail.
+TEST_F(TriageTest, ASwitchUnderASwitchFaultTakesItsNewFailingLinks) {
+  for (const FindingKind kind : {FindingKind::link_flap, FindingKind::link_down, FindingKind::corruption,
+                                 FindingKind::fec_ber, FindingKind::fec_uncorrectable}) {
+    SCOPED_TRACE(std::string(detectors::to_string(kind)));
+    Triage t(topo);
+    std::vector<Finding> fs;
+    for (const auto l : {up1, up2, up3, up4}) fs.push_back(on_link(FindingKind::link_down, Severity::warning, l, a_end, kT0));
+    const TriageResult r0 = t.process(fs, kT0);
+    ASSERT_EQ(r0.updates.size(), 1u);
+    ASSERT_EQ(r0.updates[0].cls, IncidentClass::switch_fault);
+    t.bind(r0.updates[0], 40);
+
+    // One more uplink and rtsw1's host link fail, each alone: well below the threshold.
+    const Time later = kT0 + minutes(10);  // past the grouping window: only the open incident explains it
+    const std::vector<Finding> more = {on_link(kind, Severity::critical, up5, b_end, later),
+                                       on_link(kind, Severity::critical, nic0, a_end, later)};
+    const TriageResult r = t.process(more, later);
+    ASSERT_EQ(r.updates.size(), 1u);
+    const IncidentUpdate& u = r.updates[0];
+    EXPECT_EQ(u.incident_id, 40);
+    EXPECT_FALSE(u.is_new());
+    EXPECT_FALSE(u.reopened);
+    EXPECT_EQ(u.cls, IncidentClass::switch_fault);
+    EXPECT_EQ(u.device, dev("rtsw1"));
+    EXPECT_EQ(u.link, kNone);
+    EXPECT_EQ(u.previous_severity, Severity::warning);
+    EXPECT_EQ(u.severity, Severity::critical);
+    EXPECT_TRUE(u.escalated());
+    ASSERT_EQ(u.findings.size(), 2u);
+    EXPECT_EQ(u.findings[0].link, up5);
+    EXPECT_EQ(u.findings[1].link, nic0);
+    EXPECT_EQ(t.open_for_link(up5), std::nullopt);
+    EXPECT_EQ(t.open_for_link(nic0), std::nullopt);
+    EXPECT_EQ(t.open_count(), 1u);
+  }
+}
+
+TEST_F(TriageTest, ASwitchFaultLoadedFromTheDatabaseTakesNewFailingLinks) {
+  Triage t(topo);
+  const std::vector<OpenIncident> open = {OpenIncident{77, IncidentClass::switch_fault, kNone, dev("rtsw1"), Severity::critical}};
+  t.load_open(open);
+  const std::vector<Finding> fs = {on_link(FindingKind::link_flap, Severity::critical, up6, a_end, kT0)};
+  const TriageResult r = t.process(fs, kT0);
+  ASSERT_EQ(r.updates.size(), 1u);
+  EXPECT_EQ(r.updates[0].incident_id, 77);
+  EXPECT_EQ(r.updates[0].cls, IncidentClass::switch_fault);
+  EXPECT_FALSE(r.updates[0].escalated());
+  // Another switch's links are not its business.
+  const std::vector<Finding> other = {on_link(FindingKind::link_flap, Severity::critical, nic1, a_end, kT0)};
+  const TriageResult r1 = t.process(other, kT0);
+  ASSERT_EQ(r1.updates.size(), 1u);
+  EXPECT_TRUE(r1.updates[0].is_new());
+  EXPECT_EQ(r1.updates[0].cls, IncidentClass::link_flap);
+  EXPECT_EQ(r1.updates[0].link, nic1);
+}
+
+TEST_F(TriageTest, OpticsFindingsOnTheLinksOfASwitchUnderASwitchFaultGetLinkIncidents) {
+  Triage t(topo);
+  std::vector<Finding> fs;
+  for (const auto l : {up1, up2, up3, up4}) fs.push_back(on_link(FindingKind::link_flap, Severity::critical, l, a_end, kT0));
+  t.bind(t.process(fs, kT0).updates.at(0), 40);
+
+  // A weak transmitter on a link the switch_fault holds, and one on a healthy link: per-port
+  // matters, each its own optics incident with its suspect.
+  Finding tx1 = on_link(FindingKind::optics_tx_power, Severity::critical, up1, a_end, kT0 + seconds(5));
+  tx1.suspect_port = topo.link(up1).a;
+  tx1.suspect = "the transceiver in rtsw1:eth1";
+  const std::vector<Finding> optics = {tx1, on_link(FindingKind::optics_rx_power, Severity::warning, up6, b_end, kT0 + seconds(5))};
+  const TriageResult r = t.process(optics, kT0 + seconds(5));
+  ASSERT_EQ(r.updates.size(), 2u);
+  EXPECT_TRUE(r.updates[0].is_new());
+  EXPECT_EQ(r.updates[0].cls, IncidentClass::optics);
+  EXPECT_EQ(r.updates[0].link, up1);
+  EXPECT_EQ(r.updates[0].device, kNone);
+  EXPECT_EQ(r.updates[0].suspect, "the transceiver in rtsw1:eth1");
+  EXPECT_EQ(r.updates[0].suspect_port, topo.link(up1).a);
+  EXPECT_TRUE(r.updates[1].is_new());
+  EXPECT_EQ(r.updates[1].cls, IncidentClass::optics);
+  EXPECT_EQ(r.updates[1].link, up6);
+  bind_new(t, r);
+  EXPECT_EQ(t.open_count(), 3u);
+}
+
+// A host whose four NICs all go to one ToR that has more links (its uplinks): four failing
+// links for both, but all of the host's links and only half of the ToR's. The host is the
+// likelier culprit.
+TEST(TriageTieBreak, AHostWhoseLinksAllGoToOneTorIsTheHostFault) {
+  const fabric::Topology topo = fabric::parse_topology(R"({
+    "switches": [
+      {"name": "tor", "role": "rtsw", "telemetry": "http://sim/tor", "driver": {"kind": "dryrun"}},
+      {"name": "spine1", "role": "ctsw", "telemetry": "http://sim/spine1", "driver": {"kind": "dryrun"}},
+      {"name": "spine2", "role": "ctsw", "telemetry": "http://sim/spine2", "driver": {"kind": "dryrun"}}
+    ],
+    "hosts": [{"name": "gpu1", "nics": ["nic0", "nic1", "nic2", "nic3"]}],
+    "links": [
+      {"a": "gpu1:nic0", "b": "tor:eth1", "speed_gbps": 400},
+      {"a": "gpu1:nic1", "b": "tor:eth2", "speed_gbps": 400},
+      {"a": "gpu1:nic2", "b": "tor:eth3", "speed_gbps": 400},
+      {"a": "gpu1:nic3", "b": "tor:eth4", "speed_gbps": 400},
+      {"a": "tor:eth5", "b": "spine1:eth1", "speed_gbps": 400},
+      {"a": "tor:eth6", "b": "spine2:eth1", "speed_gbps": 400},
+      {"a": "tor:eth7", "b": "spine1:eth2", "speed_gbps": 400},
+      {"a": "tor:eth8", "b": "spine2:eth2", "speed_gbps": 400}
+    ]
+  })",
+                                                       "tiebreak.json");
+  const fabric::DeviceId host = *topo.find_device("gpu1");
+  const fabric::DeviceId tor = *topo.find_device("tor");
+  ASSERT_EQ(topo.ports_of(host).size(), 4u);
+  ASSERT_EQ(topo.ports_of(tor).size(), 8u);
+  // Both orders of the findings, and either end reporting: the answer does not depend on them.
+  for (const bool tor_reports : {false, true}) {
+    for (const bool reversed : {false, true}) {
+      std::vector<Finding> fs;
+      for (const char* nic : {"gpu1:nic0", "gpu1:nic1", "gpu1:nic2", "gpu1:nic3"}) {
+        const fabric::LinkId l = *topo.find_link(nic);
+        Finding f;
+        f.kind = FindingKind::link_down;
+        f.severity = Severity::warning;
+        f.link = l;
+        f.port = tor_reports ? topo.link(l).b : topo.link(l).a;
+        f.device = topo.port(f.port).device;
+        f.first_seen = kT0 - seconds(30);
+        f.observed_at = kT0;
+        f.summary = topo.endpoint_name(f.port) + " down";
+        fs.push_back(f);
+      }
+      if (reversed) std::reverse(fs.begin(), fs.end());
+      Triage t(topo);
+      const TriageResult r = t.process(fs, kT0);
+      ASSERT_EQ(r.updates.size(), 1u) << tor_reports << reversed;
+      const IncidentUpdate& u = r.updates[0];
+      EXPECT_TRUE(u.is_new());
+      EXPECT_EQ(u.cls, IncidentClass::host_fault) << tor_reports << reversed;
+      EXPECT_EQ(u.device, host);
+      EXPECT_NE(u.device, tor);
+      EXPECT_EQ(u.findings.size(), 4u);
+      EXPECT_EQ(u.summary, "gpu1: 4 links failing within 2m00s (gpu1:nic0--tor:eth1, ...)");
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------
