@@ -146,7 +146,19 @@ void CorruptionDetector::check_discards(const telemetry::PortDelta& d, PortState
     }
     if (sxx > 0 && syy > 0) corr = sxy / std::sqrt(sxx * syy);
   }
-  const bool congestion = n > 0 && (mean_u >= config_.congestion_utilization || corr >= 0.5);
+  // Not enough of the window seen yet to tell congestion from anything else: wait.
+  const Duration span = s.buckets.back().time - s.buckets.front().time;
+  if (n < 3 || span < config_.window / 2) return;
+  // The load the discards happened at (weighted by discards): congestion drops packets
+  // when the port is busy, whatever its average.
+  double weighted = 0, weight = 0;
+  for (const auto& b : s.buckets) {
+    if (std::isnan(b.utilization) || !(b.discards > 0)) continue;
+    weighted += b.utilization * b.discards;
+    weight += b.discards;
+  }
+  const double load_at_discards = weight > 0 ? weighted / weight : mean_u;
+  const bool congestion = load_at_discards >= config_.congestion_utilization || corr >= 0.5;
   s.discards_reported = true;
   const fabric::Port& port = topology_.port(d.port);
   Finding f;
@@ -159,12 +171,13 @@ void CorruptionDetector::check_discards(const telemetry::PortDelta& d, PortState
   f.observed_at = d.time;
   char buf[220];
   std::snprintf(buf, sizeof buf, "%s discards %.2e of packets at %.0f%% utilization: %s",
-                topology_.endpoint_name(d.port).c_str(), rate, mean_u * 100,
+                topology_.endpoint_name(d.port).c_str(), rate, load_at_discards * 100,
                 congestion ? "congestion (discards follow load), not a link fault"
                            : "not explained by load");
   f.summary = buf;
   f.evidence["discard_rate"] = rate;
   f.evidence["utilization"] = mean_u;
+  f.evidence["utilization_at_discards"] = load_at_discards;
   f.evidence["load_correlation"] = corr;
   f.evidence["congestion"] = congestion ? 1 : 0;
   out.push_back(std::move(f));

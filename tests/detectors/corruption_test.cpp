@@ -237,34 +237,59 @@ TEST_F(CorruptionTest, PortsWithoutALinkAreIgnored) {
   EXPECT_TRUE(out.empty());
 }
 
+// Discards are judged once at least three intervals covering half the window are in:
+// before that, congestion and anything else cannot be told apart.
+TEST_F(CorruptionTest, DiscardsWaitForHalfAWindowBeforeAJudgement) {
+  feed(traffic(port, at(10), 5e6, 100, 0.7));
+  feed(traffic(port, at(20), 5e6, 100, 0.7));
+  feed(traffic(port, at(30), 5e6, 100, 0.7));
+  EXPECT_TRUE(out.empty()) << "three intervals spanning 20 s: not yet";
+  feed(traffic(port, at(40), 5e6, 100, 0.7));
+  EXPECT_EQ(out.size(), 1u) << "four intervals spanning 30 s: judged";
+}
+
 TEST_F(CorruptionTest, DiscardsAtHighLoadAreCongestion) {
-  feed(traffic(port, at(10), 5e6, 100, 0.7));  // 1e-5 of 1e7 packets at 70%
+  for (int t = 10; t <= 40; t += 10) feed(traffic(port, at(t), 5e6, 100, 0.7));  // 1e-5 at 70%
   ASSERT_EQ(out.size(), 1u);
   const Finding& f = out[0];
   EXPECT_EQ(f.kind, FindingKind::discards);
   EXPECT_EQ(f.severity, Severity::info);
   EXPECT_EQ(f.evidence.at("congestion"), 1);
   EXPECT_DOUBLE_EQ(f.evidence.at("utilization"), 0.7);
+  EXPECT_DOUBLE_EQ(f.evidence.at("utilization_at_discards"), 0.7);
   EXPECT_DOUBLE_EQ(f.evidence.at("discard_rate"), 1e-5);
   EXPECT_EQ(f.summary,
             "rtsw1:eth1 discards 1.00e-05 of packets at 70% utilization: congestion (discards follow load), not a link "
             "fault");
 }
 
+TEST_F(CorruptionTest, DiscardsAtBusyMomentsAreCongestionWhateverTheAverage) {
+  // Quiet most of the time; every discard came while the port ran at 90%.
+  feed(traffic(port, at(10), 5e6, 0, 0.1));
+  feed(traffic(port, at(20), 5e6, 0, 0.1));
+  feed(traffic(port, at(30), 5e6, 0, 0.1));
+  feed(traffic(port, at(40), 5e6, 400, 0.9));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].severity, Severity::info);
+  EXPECT_NEAR(out[0].evidence.at("utilization"), 0.3, 1e-12);            // low on average ...
+  EXPECT_NEAR(out[0].evidence.at("utilization_at_discards"), 0.9, 1e-12);  // ... busy when dropping
+}
+
 TEST_F(CorruptionTest, DiscardsThatFollowLoadAreCongestion) {
   feed(traffic(port, at(10), 5e6, 0, 0.1));
   feed(traffic(port, at(20), 5e6, 5, 0.2));
-  EXPECT_TRUE(out.empty());  // 2.5e-7 so far
-  feed(traffic(port, at(30), 5e6, 60, 0.3));
+  feed(traffic(port, at(30), 5e6, 20, 0.3));
+  EXPECT_TRUE(out.empty());
+  feed(traffic(port, at(40), 5e6, 60, 0.4));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].severity, Severity::info);
   EXPECT_EQ(out[0].evidence.at("congestion"), 1);
-  EXPECT_NEAR(out[0].evidence.at("utilization"), 0.2, 1e-12);  // low on average ...
-  EXPECT_GE(out[0].evidence.at("load_correlation"), 0.5);       // ... but rising with load
+  EXPECT_NEAR(out[0].evidence.at("utilization"), 0.25, 1e-12);  // low on average ...
+  EXPECT_GE(out[0].evidence.at("load_correlation"), 0.5);        // ... but rising with load
 }
 
 TEST_F(CorruptionTest, DiscardsAtLowLoadWithoutErrorsAreAWarning) {
-  for (int t = 10; t <= 30; t += 10) feed(traffic(port, at(t), 5e6, 100, 0.05));
+  for (int t = 10; t <= 50; t += 10) feed(traffic(port, at(t), 5e6, 100, 0.05));
   ASSERT_EQ(out.size(), 1u);  // reported once
   const Finding& f = out[0];
   EXPECT_EQ(f.kind, FindingKind::discards);
@@ -276,17 +301,17 @@ TEST_F(CorruptionTest, DiscardsAtLowLoadWithoutErrorsAreAWarning) {
 }
 
 TEST_F(CorruptionTest, DiscardsAreReportedAgainAfterTheyFallBelowHalf) {
-  feed(traffic(port, at(10), 5e6, 100, 0.05));
+  for (int t = 10; t <= 40; t += 10) feed(traffic(port, at(t), 5e6, 100, 0.05));
   ASSERT_EQ(out.size(), 1u);
-  for (int t = 20; t <= 80; t += 10) feed(traffic(port, at(t), 5e6, 0, 0.05));  // the window empties
-  feed(traffic(port, at(90), 5e6, 100, 0.05));
+  for (int t = 50; t <= 110; t += 10) feed(traffic(port, at(t), 5e6, 0, 0.05));  // the window empties
+  for (int t = 120; t <= 150; t += 10) feed(traffic(port, at(t), 5e6, 100, 0.05));
   EXPECT_EQ(out.size(), 2u);
 }
 
 TEST_F(CorruptionTest, TooLittleTrafficForADiscardJudgement) {
-  feed(traffic(port, at(10), 4e5, 1000, 0.01));  // 8e5 packets
+  for (int t = 10; t <= 40; t += 10) feed(traffic(port, at(t), 1e5, 100, 0.01));  // 8e5 packets
   EXPECT_TRUE(out.empty());
-  feed(traffic(port, at(20), 1e5, 0, 0.01));  // 1e6 in the window: judged
+  feed(traffic(port, at(50), 1e5, 0, 0.01));  // 1e6 in the window: judged
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, FindingKind::discards);
 }
