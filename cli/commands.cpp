@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "db/database.h"
 #include "fabric/generator.h"
 #include "fabric/loader.h"
+#include "probes/sender.h"
 #include "slo/slo.h"
 
 namespace medic::cli {
@@ -43,6 +45,23 @@ std::string format_tbps(double gbps) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f Tb/s", gbps / 1000.0);
   return buf;
+}
+
+// A URL query's "a%3Ab+c" -> "a:b c".
+std::string url_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+               std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
 }
 
 struct DbOption {
@@ -146,14 +165,25 @@ int cmd_fabric_targets(const std::string& file, std::ostream& out, std::ostream&
     const std::string& url = d.telemetry_url;
     const size_t scheme = url.find("://");
     if (url.empty() || scheme == std::string::npos) continue;
-    const size_t path = url.find('/', scheme + 3);
-    const std::string host = url.substr(scheme + 3, path == std::string::npos ? std::string::npos : path - scheme - 3);
-    groups.push_back({{"targets", json::array({host})},
-                      {"labels",
-                       {{"__scheme__", url.substr(0, scheme)},
-                        {"__metrics_path__", path == std::string::npos ? "/metrics" : url.substr(path)},
-                        {"device", d.name},
-                        {"role", std::string(fabric::to_string(d.role))}}}});
+    // scheme://host[:port][/path][?query][#fragment], fetched as medicd fetches it: no path
+    // is the root, and query parameters go into __param_ labels (Prometheus would escape a
+    // '?' inside __metrics_path__).
+    const std::string rest = url.substr(0, url.find('#'));
+    const size_t host_end = std::min(rest.find_first_of("/?", scheme + 3), rest.size());
+    const size_t query = std::min(rest.find('?', host_end), rest.size());
+    const std::string path = rest.substr(host_end, query - host_end);
+    json labels = {{"__scheme__", url.substr(0, scheme)},
+                   {"__metrics_path__", path.empty() ? "/" : path},
+                   {"device", d.name},
+                   {"role", std::string(fabric::to_string(d.role))}};
+    if (query < rest.size()) {
+      for (const auto& kv : split(rest.substr(query + 1), '&')) {
+        if (kv.empty()) continue;
+        const size_t eq = kv.find('=');
+        labels["__param_" + url_decode(kv.substr(0, eq))] = eq == std::string::npos ? "" : url_decode(kv.substr(eq + 1));
+      }
+    }
+    groups.push_back({{"targets", json::array({rest.substr(scheme + 3, host_end - scheme - 3)})}, {"labels", labels}});
   }
   out << groups.dump(1) << '\n';
   return 0;
@@ -395,8 +425,111 @@ int cmd_slo_set(const DbOption& dbo, const std::string& cls, const std::string& 
   return 0;
 }
 
+struct ProbeArgs {
+  std::string target, bind, netns, key;
+  uint64_t count = 100;
+  double interval_ms = 10;
+  size_t size = 0;
+  int ssid = 1;
+  double wait_s = 1.0;
+  bool json = false, synchronized = false;
+};
+
+int cmd_probe(const ProbeArgs& a, std::ostream& out, std::ostream& err) {
+  probes::SenderOptions o;
+  auto target = probes::Endpoint::parse(a.target);
+  if (!target.ok()) {
+    err << "medic: target " << target.error() << '\n';
+    return 2;
+  }
+  o.target = *target;
+  const std::string bind = a.bind.empty() ? (target->is_v6() ? "[::]:0" : "0.0.0.0:0") : a.bind;
+  auto b = probes::Endpoint::parse(bind.find(':') == std::string::npos || (bind.front() == '[' && bind.back() == ']')
+                                       ? bind + ":0"
+                                       : bind);
+  if (!b.ok()) {
+    err << "medic: --bind " << b.error() << '\n';
+    return 2;
+  }
+  o.bind = *b;
+  o.netns = a.netns;
+  o.count = a.count;
+  o.interval_s = a.interval_ms / 1000.0;
+  o.size = a.size;
+  o.ssid = static_cast<uint16_t>(a.ssid);
+  o.wait_s = a.wait_s;
+  o.error = probes::ErrorEstimate::from_seconds(1e-3, a.synchronized);
+  if (!a.key.empty()) {
+    auto key = probes::HmacKey::parse(a.key);
+    if (!key.ok()) {
+      err << "medic: --auth-key: " << key.error() << '\n';
+      return 2;
+    }
+    o.mode = probes::Mode::authenticated;
+    o.key = *key;
+  }
+  if (o.size != 0 && o.size < probes::base_size(o.mode)) {
+    err << "medic: --size " << o.size << " is below the " << probes::base_size(o.mode) << " octets of a"
+        << (o.mode == probes::Mode::authenticated ? "n authenticated" : "n unauthenticated") << " STAMP packet\n";
+    return 2;
+  }
+  const auto r = probes::run_session(o);
+  if (!r.ok()) {
+    err << "medic: " << r.error() << '\n';
+    return 1;
+  }
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  if (a.json) {
+    out << json{{"target", r->target},
+                {"sent", r->sent},
+                {"received", r->received},
+                {"lost", r->lost},
+                {"loss", r->sent ? static_cast<double>(r->lost) / static_cast<double>(r->sent) : 0.0},
+                {"loss_ci95", {r->loss.lower, r->loss.upper}},
+                {"duplicates", r->duplicates},
+                {"reordered", r->reordered},
+                {"malformed_replies", r->malformed},
+                {"rtt_min_s", opt(r->rtt_min_s)},
+                {"rtt_median_s", opt(r->rtt_median_s)},
+                {"rtt_p99_s", opt(r->rtt_p99_s)},
+                {"rtt_max_s", opt(r->rtt_max_s)},
+                {"jitter_s", r->jitter_s},
+                {"one_way", r->one_way},
+                {"forward_median_s", opt(r->forward_median_s)},
+                {"backward_median_s", opt(r->backward_median_s)},
+                {"reflector_ttl", r->reflector_ttl ? json(*r->reflector_ttl) : json(nullptr)},
+                {"duration_s", r->duration_s},
+                {"cpu_s", r->cpu_s}}
+               .dump(2)
+        << '\n';
+  } else {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%.2f%% (95%% CI %.2f%%-%.2f%%)",
+                  r->sent ? 100.0 * static_cast<double>(r->lost) / static_cast<double>(r->sent) : 0.0,
+                  100 * r->loss.lower, 100 * r->loss.upper);
+    out << "STAMP " << r->target << ": " << r->sent << " sent, " << r->received << " received, " << r->lost
+        << " lost " << buf << ", " << r->duplicates << " duplicates, " << r->reordered << " reordered\n";
+    if (r->rtt_min_s) {
+      out << "RTT min " << format_short_seconds(*r->rtt_min_s) << ", median " << format_short_seconds(*r->rtt_median_s)
+          << ", p99 " << format_short_seconds(*r->rtt_p99_s) << ", max " << format_short_seconds(*r->rtt_max_s)
+          << "; jitter " << format_short_seconds(r->jitter_s) << '\n';
+    }
+    if (r->one_way) {
+      out << "one-way: forward " << format_short_seconds(*r->forward_median_s) << ", backward "
+          << format_short_seconds(*r->backward_median_s) << " (median; both clocks synchronized)\n";
+    } else {
+      out << "one-way delays: not shown (both clocks must say they are synchronized)\n";
+    }
+    if (r->reflector_ttl) out << "the reflector saw TTL " << *r->reflector_ttl << '\n';
+    if (r->malformed) out << r->malformed << " replies did not decode (wrong mode or key?)\n";
+  }
+  return r->received == 0 ? 1 : 0;
+}
+
 std::optional<Time> parse_when(const std::string& s, Time now) {
-  // "now", "+90m", "+2h", "+30s", "+1d", or seconds since the epoch.
+  // "now", "+90m", "+2h", "+30s", "+1d", or seconds since the epoch. Numbers must be finite
+  // and stay within what a Time (and PostgreSQL) holds: from_chars also reads "inf".
+  constexpr double kMaxSeconds = 9e12;
   if (s == "now") return now;
   if (!s.empty() && s[0] == '+') {
     double v = 0;
@@ -406,12 +539,12 @@ std::optional<Time> parse_when(const std::string& s, Time now) {
     if (ec != std::errc() || ptr + 1 != e || !(v >= 0)) return std::nullopt;
     const char unit = *ptr;
     const double mult = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400 : -1;
-    if (mult < 0) return std::nullopt;
+    if (mult < 0 || !(v * mult < kMaxSeconds)) return std::nullopt;
     return now + from_seconds(v * mult);
   }
   double v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || !(v > 0)) return std::nullopt;
+  if (ec != std::errc() || ptr != s.data() + s.size() || !(v > 0 && v < kMaxSeconds)) return std::nullopt;
   return from_unix_seconds(v);
 }
 
@@ -636,6 +769,23 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     };
   });
 
+  ProbeArgs pa;
+  auto* probe = app.add_subcommand("probe", "one STAMP session to a reflector: loss, RTT, jitter, reordering");
+  probe->add_option("target", pa.target, "reflector ADDR:PORT (STAMP's port is 862)")->required();
+  probe->add_option("--count", pa.count, "probes to send (default 100)")->check(CLI::Range(1, 100000000));
+  probe->add_option("--interval-ms", pa.interval_ms, "milliseconds between probes (default 10; 0: as fast as possible)")
+      ->check(CLI::Range(0.0, 60000.0));
+  probe->add_option("--size", pa.size, "octets per packet, zero padded (default: 44, or 112 authenticated)")
+      ->check(CLI::Range(0, 9000));
+  probe->add_option("--auth-key", pa.key, "authenticated mode with this HMAC key (hex:... or a passphrase)");
+  probe->add_option("--ssid", pa.ssid, "Session-Sender Identifier (RFC 8972)")->check(CLI::Range(0, 65535));
+  probe->add_option("--bind", pa.bind, "send from this ADDR[:PORT]");
+  probe->add_option("--netns", pa.netns, "send from inside this network namespace");
+  probe->add_option("--wait", pa.wait_s, "seconds to wait for late replies (default 1)")->check(CLI::Range(0.0, 60.0));
+  probe->add_flag("--synchronized", pa.synchronized, "this clock is synchronized to UTC (shows one-way delays)");
+  probe->add_flag("--json", pa.json, "print JSON");
+  probe->callback([&] { action = [&] { return cmd_probe(pa, out, err); }; });
+
   RecordOptions rec;
   auto* recc = app.add_subcommand("record", "scrape every device N times and write a scrape set for replay");
   recc->add_option("--topology", rec.topology_path, "topology JSON file")->required();
@@ -650,12 +800,15 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
+    // A command line CLI11 refuses is bad input: exit 2 like any other (CLI11's own codes,
+    // 105 and up, mean nothing to a caller); --help still exits 0.
+    auto usage = [&](const CLI::Error& x) { return app.exit(x, out, err) == 0 ? 0 : 2; };
     // CLI11 checks for a missing subcommand before it complains about words it did not
     // expect, so "medic fabric chek" would only say "A subcommand is required": name them.
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
-      if (auto extra = app.remaining(true); !extra.empty()) return app.exit(CLI::ExtrasError(std::move(extra)), out, err);
+      if (auto extra = app.remaining(true); !extra.empty()) return usage(CLI::ExtrasError(std::move(extra)));
     }
-    return app.exit(e, out, err);
+    return usage(e);
   }
   try {
     return action ? action() : 2;

@@ -90,7 +90,8 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     }
     double when = 0;
     const auto [ptr, perr] = std::from_chars(name.data(), name.data() + name.size(), when);
-    if (perr != std::errc() || ptr != name.data() + name.size() || !(when > 0)) {
+    // Finite and within what a Time holds ("inf" and "1e300" parse as doubles too).
+    if (perr != std::errc() || ptr != name.data() + name.size() || !(when > 0 && when < 9e12)) {
       err << "medic: " << entry.path().string() << ": folder name is not a Unix time in seconds\n";
       return 2;
     }
@@ -158,6 +159,7 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     samples += outcome.samples;
     rejected += outcome.rejected.size();
     for (const auto& [dev, e] : outcome.rejected) {
+      if (!o.findings) break;  // --incidents-only: only counted in the summary
       out << json{{"type", "rejected"}, {"time", format_iso8601(now)}, {"device", topo.device(dev).name}, {"error", e}}.dump()
           << '\n';
     }

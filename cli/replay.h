@@ -16,7 +16,7 @@ struct ReplayOptions {
   std::string detectors_path;    // default data/detectors.json
   int device_fault_links = 4;
   double reopen_window_s = 86400;
-  bool findings = true;  // print finding lines (incident lines are always printed)
+  bool findings = true;  // print finding and rejected lines (incident lines are always printed)
 };
 
 // Exit status: 0 done, 1 a scrape file could not be read, 2 bad input (topology, map,

@@ -52,3 +52,20 @@ std::string format_duration(Duration d) {
 }
 
 }  // namespace medic
+
+namespace medic {
+
+std::string format_short_seconds(double s) {
+  char buf[32];
+  const double a = s < 0 ? -s : s;
+  if (a < 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.0fus", s * 1e6);
+  } else if (a < 1.0) {
+    std::snprintf(buf, sizeof buf, "%.2fms", s * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3fs", s);
+  }
+  return buf;
+}
+
+}  // namespace medic

@@ -47,5 +47,7 @@ inline Duration from_seconds(double s) { return Duration(std::llround(s * 1e6));
 std::string format_iso8601(Time t);
 // "850ms", "12.4s", "3m07s", "2h05m", "3d04h"
 std::string format_duration(Duration d);
+// For short measured times: "52us", "1.25ms", "1.002s".
+std::string format_short_seconds(double s);
 
 }  // namespace medic

@@ -393,6 +393,14 @@ Status Database::add_findings(const triage::IncidentUpdate& u, const fabric::Top
           "updated_at = now() WHERE id = $1",
           u.incident_id, opt_text(u.suspect), opt_text(suspect_port));
     }
+    if (u.corroborated) {
+      // Once per incident: the first time counters and probes agree is the news.
+      w.exec_params(
+          "INSERT INTO incident_events (incident_id, at, state, note) SELECT $1, $2::timestamptz, 'corroborated', "
+          "'counters and active probes agree' WHERE NOT EXISTS (SELECT 1 FROM incident_events WHERE incident_id = $1 "
+          "AND state = 'corroborated')",
+          u.incident_id, ts(u.detected_at));
+    }
     w.commit();
     return Ok{};
   });

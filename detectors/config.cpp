@@ -125,6 +125,10 @@ void DetectorConfig::validate(const std::string& source) const {
   if (!(pfc.pause_rate > 0)) fail("$.pfc.pause_rate", "must be positive");
   if (pfc.sustain.count() <= 0) fail("$.pfc.sustain_s", "must be positive");
   if (stale.after.count() <= 0) fail("$.stale.after_s", "must be positive");
+  if (!(probe.critical_loss > 0 && probe.critical_loss <= 1)) fail("$.probe.critical_loss", "must be in (0, 1]");
+  if (!(probe.min_confidence >= 0 && probe.min_confidence <= 1)) fail("$.probe.min_confidence", "must be in [0, 1]");
+  if (!(probe.latency_factor > 1)) fail("$.probe.latency_factor", "must be above 1");
+  if (probe.clear_rounds < 1) fail("$.probe.clear_rounds", "must be at least 1");
 }
 
 DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& source) {
@@ -136,7 +140,7 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   }
   Reader r(source);
   if (!doc.is_object()) r.fail("$", "expected an object");
-  r.keys(doc, "$", {"version", "flap", "optics", "corruption", "fec", "pfc", "stale"});
+  r.keys(doc, "$", {"version", "flap", "optics", "corruption", "fec", "pfc", "stale", "probe"});
   DetectorConfig c;
   bool present = false;
 
@@ -202,6 +206,19 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   const json& stale = r.object(doc, "$", "stale", present);
   r.keys(stale, "$.stale", {"after_s"});
   r.seconds_field(stale, "$.stale", "after_s", c.stale.after);
+
+  const json& probe = r.object(doc, "$", "probe", present);
+  r.keys(probe, "$.probe", {"critical_loss", "min_confidence", "latency_factor", "latency_floor_ms", "clear_rounds"});
+  r.number(probe, "$.probe", "critical_loss", c.probe.critical_loss);
+  r.number(probe, "$.probe", "min_confidence", c.probe.min_confidence);
+  r.number(probe, "$.probe", "latency_factor", c.probe.latency_factor);
+  double floor_ms = seconds(c.probe.latency_floor) * 1000;
+  r.number(probe, "$.probe", "latency_floor_ms", floor_ms);
+  if (floor_ms < 0) r.fail("$.probe.latency_floor_ms", "must not be negative");
+  c.probe.latency_floor = from_seconds(floor_ms / 1000);
+  double clear = c.probe.clear_rounds;
+  r.number(probe, "$.probe", "clear_rounds", clear);
+  c.probe.clear_rounds = static_cast<int>(clear);
 
   c.validate(source);
   return c;

@@ -89,6 +89,15 @@ struct PfcConfig {
   Duration sustain = std::chrono::seconds(30);
 };
 
+// Active probes: localized loss and latency far above the fabric's own.
+struct ProbeConfig {
+  double critical_loss = 0.01;   // a link losing this share of probes is critical (drained)
+  double min_confidence = 0.5;   // localization verdicts below this are not reported
+  double latency_factor = 4.0;   // median RTT this many times the fabric's median ...
+  Duration latency_floor = std::chrono::microseconds(500);  // ... and at least this much above it
+  int clear_rounds = 3;          // rounds without a verdict before a link may be reported again
+};
+
 struct StaleConfig {
   Duration after = std::chrono::seconds(30);  // no answer for this long: telemetry_stale
 };
@@ -100,6 +109,7 @@ struct DetectorConfig {
   FecConfig fec;
   PfcConfig pfc;
   StaleConfig stale;
+  ProbeConfig probe;
 
   // Throws ConfigError "FILE: $.path: problem".
   static DetectorConfig load_file(const std::string& path);

@@ -1,5 +1,7 @@
 #include "fabric/generator.h"
 
+#include <arpa/inet.h>
+
 #include <cstdio>
 #include <stdexcept>
 
@@ -85,6 +87,29 @@ Topology generate_clos(const ClosShape& s) {
             wa = std::max(2, digits(n_atsw)), wh = std::max(4, digits(n_hosts));
 
   Topology::Builder b;
+  // Link addresses: the next two of the block for every link.
+  uint32_t next_addr = 0;
+  if (!s.address_base.empty()) {
+    in_addr a{};
+    if (inet_pton(AF_INET, s.address_base.c_str(), &a) != 1) {
+      throw std::invalid_argument("address base " + s.address_base + " is not an IPv4 address");
+    }
+    next_addr = ntohl(a.s_addr);
+  }
+  auto addr = [&]() -> std::string {
+    if (s.address_base.empty()) return "";
+    in_addr a{};
+    a.s_addr = htonl(next_addr++);
+    char buf[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &a, buf, sizeof buf);
+    return buf;
+  };
+  auto link = [&](const std::string& ad, const std::string& ap, const std::string& bd, const std::string& bp,
+                  const std::string& optic) {
+    const std::string a_ip = addr();
+    const std::string b_ip = addr();
+    check(b.add_link(ad, ap, bd, bp, s.speed_gbps, "", optic, a_ip, b_ip));
+  };
   auto add_switch = [&](const std::string& name, Role role, int zone, int plane) {
     Device d;
     d.name = name;
@@ -93,6 +118,10 @@ Topology generate_clos(const ClosShape& s) {
     d.plane = plane;
     const bool oc = s.telemetry_format == "openconfig" || (s.telemetry_format == "mixed" && role != Role::rtsw);
     d.telemetry_url = s.base_url + "/s/" + name + (oc ? "/gnmi" : "/metrics");
+    if (!s.address_base.empty()) {
+      d.probe_source = "local";
+      d.reflector_port = s.reflector_port;
+    }
     d.driver_kind = s.driver_kind;
     if (s.driver_kind == "jsonrpc") d.driver_url = s.base_url + "/s/" + name + "/rpc";
     check(b.add_device(std::move(d)));
@@ -120,12 +149,15 @@ Topology generate_clos(const ClosShape& s) {
         d.role = Role::host;
         d.zone = z + 1;
         if (s.host_telemetry) d.telemetry_url = s.base_url + "/h/" + d.name + "/metrics";
+        if (!s.address_base.empty()) {
+          d.probe_source = "local";
+          d.reflector_port = s.reflector_port;
+        }
         const std::string host = d.name;
         check(b.add_device(std::move(d)));
         for (int n = 0; n < s.gpus_per_host; ++n) {
           const int tor_port = h * s.gpus_per_host + n + 1;
-          check(b.add_link(host, "nic" + std::to_string(n), tor, "eth" + std::to_string(tor_port),
-                           s.speed_gbps, "", s.host_optic));
+          link(host, "nic" + std::to_string(n), tor, "eth" + std::to_string(tor_port), s.host_optic);
         }
       }
     }
@@ -138,7 +170,7 @@ Topology generate_clos(const ClosShape& s) {
       const std::string tor = rtsw(z, r);
       for (int c = 0; c < s.ctsw_per_zone; ++c) {
         const std::string up = "eth" + std::to_string(s.gpus_per_rtsw + c + 1);
-        check(b.add_link(tor, up, ctsw(z, c), "eth" + std::to_string(r + 1), s.speed_gbps, "", s.fabric_optic));
+        link(tor, up, ctsw(z, c), "eth" + std::to_string(r + 1), s.fabric_optic);
         tor_uplinks[z * s.rtsw_per_zone + r].push_back(tor + ":" + up);
       }
     }
@@ -152,8 +184,8 @@ Topology generate_clos(const ClosShape& s) {
         const int slot = u / s.atsw_per_plane;  // which of this CTSW's links to that ATSW
         const int per_atsw = (s.ctsw_uplinks + s.atsw_per_plane - 1) / s.atsw_per_plane;
         const int atsw_port = z * per_atsw + slot + 1;
-        check(b.add_link(ctsw(z, c), "eth" + std::to_string(s.rtsw_per_zone + u + 1), atsw(c, a),
-                         "eth" + std::to_string(atsw_port), s.speed_gbps, "", s.fabric_optic));
+        link(ctsw(z, c), "eth" + std::to_string(s.rtsw_per_zone + u + 1), atsw(c, a),
+             "eth" + std::to_string(atsw_port), s.fabric_optic);
       }
     }
   }

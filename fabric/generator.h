@@ -29,6 +29,11 @@ struct ClosShape {
   // JSON as a gNMI gateway returns it) or "mixed" (ToRs Prometheus, spines and aggregation
   // OpenConfig, as fleets with two vendors have it).
   std::string telemetry_format = "mixed";
+  // Link addresses for active probing: consecutive pairs from this IPv4 base ("" for none).
+  // The default block in 127/8 is local on every Linux host, which is how fabsim's
+  // reflectors and a local prober meet on loopback.
+  std::string address_base = "127.64.0.0";
+  uint16_t reflector_port = 862;  // every device's STAMP reflector (0: none)
 };
 
 // "demo" and "zone32k"; nullopt for an unknown name.

@@ -1,5 +1,7 @@
 #include "fabric/loader.h"
 
+#include <arpa/inet.h>
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -136,6 +138,37 @@ std::optional<EndpointRef> parse_endpoint(std::string_view s) {
   return EndpointRef{std::string(s.substr(0, colon)), std::string(s.substr(colon + 1))};
 }
 
+// "probe": {"source": "local" | "netns:NAME", "reflector_port": 862}
+void read_probe(Reader& r, const json& obj, const std::string& path, Device& d) {
+  const json* p = r.field(obj, path, "probe", false);
+  if (p == nullptr) return;
+  const std::string ppath = path + ".probe";
+  if (!p->is_object()) {
+    r.problem(ppath, std::string("expected an object, got ") + type_name(*p));
+    return;
+  }
+  r.known_keys(*p, ppath, {"source", "reflector_port"});
+  if (const auto src = r.string_field(*p, ppath, "source", false)) {
+    if (*src != "local" && (src->rfind("netns:", 0) != 0 || src->size() == 6)) {
+      r.problem(ppath + ".source", "expected \"local\" or \"netns:NAME\", got " + quote(*src));
+    } else {
+      d.probe_source = *src;
+    }
+  }
+  if (const auto port = r.int_field(*p, ppath, "reflector_port", 0)) {
+    if (*port > 65535) {
+      r.problem(ppath + ".reflector_port", "out of range: " + std::to_string(*port));
+    } else {
+      d.reflector_port = static_cast<uint16_t>(*port);
+    }
+  }
+}
+
+bool valid_ip(const std::string& s) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
+}
+
 void read_switches(Reader& r, const json& doc, Topology::Builder& b) {
   const json* arr = r.array_field(doc, "$", "switches", true);
   if (arr == nullptr) return;
@@ -146,7 +179,7 @@ void read_switches(Reader& r, const json& doc, Topology::Builder& b) {
       r.problem(path, std::string("expected an object, got ") + type_name(s));
       continue;
     }
-    r.known_keys(s, path, {"name", "role", "zone", "plane", "telemetry", "driver"});
+    r.known_keys(s, path, {"name", "role", "zone", "plane", "telemetry", "driver", "probe"});
     Device d;
     const auto name = r.string_field(s, path, "name", true);
     const auto role = r.string_field(s, path, "role", true);
@@ -164,6 +197,7 @@ void read_switches(Reader& r, const json& doc, Topology::Builder& b) {
     d.zone = zone.value_or(-1);
     d.plane = plane.value_or(-1);
     d.telemetry_url = telemetry.value_or("");
+    read_probe(r, s, path, d);
     if (const json* drv = r.field(s, path, "driver", true)) {
       const std::string dpath = path + ".driver";
       if (!drv->is_object()) {
@@ -198,7 +232,7 @@ void read_hosts(Reader& r, const json& doc, Topology::Builder& b) {
       r.problem(path, std::string("expected an object, got ") + type_name(h));
       continue;
     }
-    r.known_keys(h, path, {"name", "zone", "nics", "telemetry"});
+    r.known_keys(h, path, {"name", "zone", "nics", "telemetry", "probe"});
     const auto name = r.string_field(h, path, "name", true);
     const auto zone = r.int_field(h, path, "zone", 0);
     const auto telemetry = r.string_field(h, path, "telemetry", false);
@@ -209,6 +243,7 @@ void read_hosts(Reader& r, const json& doc, Topology::Builder& b) {
     d.role = Role::host;
     d.zone = zone.value_or(-1);
     d.telemetry_url = telemetry.value_or("");
+    read_probe(r, h, path, d);
     if (auto err = b.add_device(std::move(d)); !err.empty()) {
       r.problem(path + ".name", err);
       continue;
@@ -241,11 +276,21 @@ void read_links(Reader& r, const json& doc, Topology::Builder& b) {
       r.problem(path, std::string("expected an object, got ") + type_name(l));
       continue;
     }
-    r.known_keys(l, path, {"a", "b", "speed_gbps", "name", "optic"});
+    r.known_keys(l, path, {"a", "b", "speed_gbps", "name", "optic", "a_ip", "b_ip"});
     const auto a = r.string_field(l, path, "a", true);
     const auto bb = r.string_field(l, path, "b", true);
     const auto name = r.string_field(l, path, "name", false);
     const auto optic = r.string_field(l, path, "optic", false);
+    const auto a_ip = r.string_field(l, path, "a_ip", false);
+    const auto b_ip = r.string_field(l, path, "b_ip", false);
+    bool ips_ok = true;
+    for (const auto& [ip, key] : {std::pair{&a_ip, "a_ip"}, std::pair{&b_ip, "b_ip"}}) {
+      if (*ip && !valid_ip(**ip)) {
+        r.problem(path + "." + key, "not an IPv4 or IPv6 address: " + quote(**ip));
+        ips_ok = false;
+      }
+    }
+    if (!ips_ok) continue;
     const auto speed = r.number_field(l, path, "speed_gbps");
     if (!a || !bb || !speed) continue;
     if (!(*speed > 0) || !std::isfinite(*speed)) {
@@ -278,7 +323,8 @@ void read_links(Reader& r, const json& doc, Topology::Builder& b) {
     }
     if (!ends_ok) continue;
     const std::string err = b.add_link(ends[0]->device, ends[0]->port, ends[1]->device,
-                                       ends[1]->port, *speed, name.value_or(""), optic.value_or(""));
+                                       ends[1]->port, *speed, name.value_or(""), optic.value_or(""),
+                                       a_ip.value_or(""), b_ip.value_or(""));
     if (!err.empty()) r.problem(path, err);
   }
 }
@@ -397,6 +443,12 @@ json topology_to_json(const Topology& t) {
       json drv = {{"kind", dev.driver_kind}};
       if (!dev.driver_url.empty()) drv["url"] = dev.driver_url;
       s["driver"] = std::move(drv);
+      if (!dev.probe_source.empty() || dev.reflector_port != 0) {
+        json p = json::object();
+        if (!dev.probe_source.empty()) p["source"] = dev.probe_source;
+        if (dev.reflector_port != 0) p["reflector_port"] = dev.reflector_port;
+        s["probe"] = std::move(p);
+      }
       switches.push_back(std::move(s));
     } else {
       json h = {{"name", dev.name}};
@@ -405,6 +457,12 @@ json topology_to_json(const Topology& t) {
       for (const PortId p : t.ports_of(d)) nics.push_back(t.port(p).name);
       h["nics"] = std::move(nics);
       if (!dev.telemetry_url.empty()) h["telemetry"] = dev.telemetry_url;
+      if (!dev.probe_source.empty() || dev.reflector_port != 0) {
+        json p = json::object();
+        if (!dev.probe_source.empty()) p["source"] = dev.probe_source;
+        if (dev.reflector_port != 0) p["reflector_port"] = dev.reflector_port;
+        h["probe"] = std::move(p);
+      }
       hosts.push_back(std::move(h));
     }
   }
@@ -414,6 +472,8 @@ json topology_to_json(const Topology& t) {
     const std::string default_name = t.endpoint_name(l.a) + "--" + t.endpoint_name(l.b);
     if (l.name != default_name) j["name"] = l.name;
     if (!l.optic.empty()) j["optic"] = l.optic;
+    if (!t.port(l.a).ip.empty()) j["a_ip"] = t.port(l.a).ip;
+    if (!t.port(l.b).ip.empty()) j["b_ip"] = t.port(l.b).ip;
     links.push_back(std::move(j));
   }
   json groups = json::array();

@@ -75,6 +75,12 @@ std::optional<LinkId> Topology::find_link(std::string_view ref) const {
   return ports_[*p].link;
 }
 
+std::optional<PortId> Topology::find_port_by_ip(std::string_view ip) const {
+  const auto it = ip_index_.find(ip);
+  if (it == ip_index_.end()) return std::nullopt;
+  return it->second;
+}
+
 std::string Topology::endpoint_name(PortId p) const {
   const Port& port = ports_[p];
   return devices_[port.device].name + ":" + port.name;
@@ -116,14 +122,15 @@ std::string Topology::Builder::add_port(std::string_view device, std::string_vie
   auto& idx = t_.port_index_[*d];
   if (idx.find(port) != idx.end()) return "";
   const auto id = static_cast<PortId>(t_.ports_.size());
-  t_.ports_.push_back(Port{*d, std::string(port), kNone});
+  t_.ports_.push_back(Port{*d, std::string(port), kNone, ""});
   idx.emplace(std::string(port), id);
   return "";
 }
 
 std::string Topology::Builder::add_link(std::string_view a_device, std::string_view a_port,
                                         std::string_view b_device, std::string_view b_port,
-                                        double speed_gbps, std::string name, std::string optic) {
+                                        double speed_gbps, std::string name, std::string optic, std::string a_ip,
+                                        std::string b_ip) {
   for (const auto dev : {a_device, b_device}) {
     if (!t_.find_device(dev)) return "unknown switch or host " + quote(dev);
   }
@@ -152,9 +159,24 @@ std::string Topology::Builder::add_link(std::string_view a_device, std::string_v
            std::string(b_port);
   }
   if (t_.link_index_.count(name)) return "duplicate link name " + quote(name);
+  for (const std::string* ip : {&a_ip, &b_ip}) {
+    if (ip->empty()) continue;
+    if (const auto it = t_.ip_index_.find(*ip); it != t_.ip_index_.end()) {
+      return "address " + *ip + " is already used by " + t_.endpoint_name(it->second);
+    }
+  }
+  if (!a_ip.empty() && a_ip == b_ip) return "both ends have the address " + a_ip;
   const auto id = static_cast<LinkId>(t_.links_.size());
   t_.ports_[ends[0]].link = id;
   t_.ports_[ends[1]].link = id;
+  if (!a_ip.empty()) {
+    t_.ports_[ends[0]].ip = a_ip;
+    t_.ip_index_.emplace(a_ip, ends[0]);
+  }
+  if (!b_ip.empty()) {
+    t_.ports_[ends[1]].ip = b_ip;
+    t_.ip_index_.emplace(b_ip, ends[1]);
+  }
   t_.link_index_.emplace(name, id);
   t_.links_.push_back(Link{std::move(name), ends[0], ends[1], speed_gbps, std::move(optic)});
   return "";

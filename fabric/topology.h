@@ -33,6 +33,11 @@ struct Device {
   std::string telemetry_url;  // switches: counter endpoint; hosts: optional NIC exporter
   std::string driver_kind;    // "jsonrpc", "dryrun", ... ("" for hosts)
   std::string driver_url;
+  // Active probing: where probes from this device are sent from ("" cannot send, "local":
+  // the daemon's own stack, "netns:NAME": a network namespace), and the UDP port of its
+  // STAMP reflector (0: none).
+  std::string probe_source;
+  uint16_t reflector_port = 0;
   bool is_switch() const { return role != Role::host; }
 };
 
@@ -40,6 +45,7 @@ struct Port {
   DeviceId device = kNone;
   std::string name;
   LinkId link = kNone;
+  std::string ip;  // the port's address on its link ("" if none): where link-pinned probes go
 };
 
 struct Link {
@@ -83,6 +89,8 @@ class Topology {
   std::optional<GroupId> find_group(std::string_view name) const;
   // Accepts a link's name or either endpoint written "device:port".
   std::optional<LinkId> find_link(std::string_view ref) const;
+  // The port with this address, if any.
+  std::optional<PortId> find_port_by_ip(std::string_view ip) const;
 
   // "rtsw0001:eth17"
   std::string endpoint_name(PortId p) const;
@@ -105,6 +113,7 @@ class Topology {
   std::vector<StringMap<PortId>> port_index_;  // per device
   StringMap<GroupId> group_index_;
   StringMap<LinkId> link_index_;
+  StringMap<PortId> ip_index_;
 };
 
 // Builds a Topology while checking the invariants; every add_* returns an error message
@@ -115,7 +124,8 @@ class Topology::Builder {
   // Creates the two ports if needed. Errors: unknown device, port already used, self link.
   std::string add_link(std::string_view a_device, std::string_view a_port,
                        std::string_view b_device, std::string_view b_port, double speed_gbps,
-                       std::string name = "", std::string optic = "");
+                       std::string name = "", std::string optic = "", std::string a_ip = "",
+                       std::string b_ip = "");
   // Errors: duplicate group name, floor outside (0, 1], a link listed twice.
   std::string add_group(std::string name, std::string kind, double floor,
                         std::vector<LinkId> links);

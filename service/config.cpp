@@ -29,6 +29,21 @@ DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
     bad("--http " + s_.http_listen + ": expected ADDR:PORT, e.g. 127.0.0.1:9400");
   }
   triage().validate();
+  if (!(s_.probe_rate > 0 && s_.probe_rate <= 10'000'000)) bad("--probe-rate must be within (0, 10000000] probes per second");
+  if (!(s_.probe_round_s >= 0.1 && s_.probe_round_s <= 3600)) bad("--probe-round must be within [0.1, 3600] seconds");
+  if (s_.probe_per_round < 1 || s_.probe_per_round > 10000) bad("--probe-per-round must be within [1, 10000]");
+  if (!(s_.probe_timeout_s >= 0.01 && s_.probe_timeout_s <= 60)) bad("--probe-timeout must be within [0.01, 60] seconds");
+  prober().validate();
+}
+
+probes::SchedulerConfig DaemonConfig::prober() const {
+  probes::SchedulerConfig c;
+  c.max_rate = s_.probe_rate;
+  c.round_s = s_.probe_round_s;
+  c.per_round = s_.probe_per_round;
+  c.timeout_s = s_.probe_timeout_s;
+  c.paths_known = !s_.probe_paths_unknown;
+  return c;
 }
 
 triage::TriageConfig DaemonConfig::triage() const {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/time.h"
+#include "probes/scheduler.h"
 #include "triage/triage.h"
 
 namespace medic::service {
@@ -23,6 +24,13 @@ struct DaemonSettings {
   bool dry_run = false;       // use the dry-run driver for every switch
   std::string http_listen;    // "" or ADDR:PORT for /healthz and /metrics
   std::string driver_token;   // bearer token for JSON-RPC drivers
+  // Active probing (STAMP): on when the topology gives devices a probe source and reflector.
+  bool probe = true;
+  double probe_rate = 20000;       // probes per second, all sessions together
+  double probe_round_s = 10;       // every session gets probe_per_round probes per round
+  int probe_per_round = 10;
+  double probe_timeout_s = 1.0;
+  bool probe_paths_unknown = false;  // the fabric's ECMP hash is not the model's: weigh every path
 };
 
 class DaemonConfig {
@@ -33,6 +41,7 @@ class DaemonConfig {
   const DaemonSettings& settings() const { return s_; }
   Duration poll_interval() const { return from_seconds(s_.poll_interval_s); }
   triage::TriageConfig triage() const;
+  probes::SchedulerConfig prober() const;
 
  private:
   DaemonSettings s_;

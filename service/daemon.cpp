@@ -31,6 +31,10 @@ std::string DaemonMetrics::render_prometheus() const {
   add("medic_drains_refused_total", "Drains refused by the safe-capacity check.", drains_refused);
   add("medic_drains_failed_total", "Drains that failed at the switch.", drains_failed);
   add("medic_db_errors_total", "Database calls that failed.", db_errors);
+  add("medic_probe_rounds_total", "Probe rounds finished.", probe_rounds);
+  add("medic_probes_sent_total", "STAMP probes sent.", probes_sent);
+  add("medic_probes_received_total", "STAMP probes answered in time.", probes_received);
+  add("medic_probe_verdicts_total", "Lossy links named by localization, summed over rounds.", probe_verdicts);
   return out;
 }
 
@@ -122,11 +126,23 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
     throw std::runtime_error(closed.error());
   }
   refresh_maintenance(now);
+  if (s.probe) {
+    bool can_probe = false;
+    for (const auto& d : topology_->devices()) can_probe = can_probe || (!d.probe_source.empty() && d.reflector_port != 0);
+    if (can_probe) {
+      prober_ = std::make_unique<probes::ProbeScheduler>(*topology_, config.prober(), clock_);
+      if (auto st = prober_->start(); !st.ok()) throw std::runtime_error("prober: " + st.error());
+    } else {
+      spdlog::info("no device has a probe source and a reflector port: active probing off");
+    }
+  }
   spdlog::info("medicd ready: {} devices polled, {} links, {} capacity groups, {} drained, {} open incidents",
                targets_.size(), topology_->links().size(), topology_->groups().size(), drains->size(), known.size());
 }
 
-Daemon::~Daemon() = default;
+Daemon::~Daemon() {
+  if (prober_) prober_->stop();
+}
 
 void Daemon::refresh_maintenance(Time now) {
   auto rows = db_->maintenance(now);
@@ -199,7 +215,17 @@ void Daemon::cycle() {
   }
 
   const Time now = clock_.now();
-  PollOutcome out = pipeline_->poll(answers, now, maintenance_);
+  std::vector<probes::RoundResult> rounds;
+  if (prober_) {
+    rounds = prober_->take_results();
+    for (const auto& r : rounds) {
+      ++metrics_.probe_rounds;
+      metrics_.probes_sent += r.sent;
+      metrics_.probes_received += r.received;
+      metrics_.probe_verdicts += r.verdicts.size();
+    }
+  }
+  PollOutcome out = pipeline_->poll(answers, now, maintenance_, rounds);
   metrics_.samples += out.stats.samples;
   metrics_.samples_mapped += out.stats.mapped;
   metrics_.payloads_rejected += out.rejected.size();

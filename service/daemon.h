@@ -41,6 +41,10 @@ struct DaemonMetrics {
   std::atomic<uint64_t> drains_refused{0};
   std::atomic<uint64_t> drains_failed{0};
   std::atomic<uint64_t> db_errors{0};
+  std::atomic<uint64_t> probe_rounds{0};
+  std::atomic<uint64_t> probes_sent{0};
+  std::atomic<uint64_t> probes_received{0};
+  std::atomic<uint64_t> probe_verdicts{0};  // links localization found lossy (summed over rounds)
 
   std::string render_prometheus() const;
 };
@@ -77,6 +81,7 @@ class Daemon {
   std::unique_ptr<remediation::CapacityModel> capacity_;
   std::unique_ptr<remediation::DriverSet> drivers_;
   std::unique_ptr<remediation::Executor> executor_;
+  std::unique_ptr<probes::ProbeScheduler> prober_;
   std::vector<telemetry::ScrapeTarget> targets_;
   std::unordered_map<int64_t, triage::IncidentState> incident_state_;
   std::vector<triage::Maintenance> maintenance_;

@@ -39,9 +39,18 @@ int main(int argc, char** argv) {
   app.add_flag("--dry-run", s.dry_run, "never touch a switch: record what would be drained");
   app.add_option("--http", s.http_listen, "serve /healthz and /metrics on this loopback ADDR:PORT");
   app.add_option("--driver-token", s.driver_token, "bearer token for the switches' JSON-RPC drain API");
+  bool no_probe = false;
+  app.add_flag("--no-probe", no_probe, "no active probing (STAMP), even where the topology allows it");
+  app.add_option("--probe-rate", s.probe_rate, "STAMP probes per second over all sessions");
+  app.add_option("--probe-round", s.probe_round_s, "seconds per round (every session is probed each round)");
+  app.add_option("--probe-per-round", s.probe_per_round, "probes per session per round");
+  app.add_option("--probe-timeout", s.probe_timeout_s, "seconds after which an unanswered probe is lost");
+  app.add_flag("--probe-paths-unknown", s.probe_paths_unknown,
+               "the fabric's ECMP hash is not fabric-medic's model: a path probe could have taken any path");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   CLI11_PARSE(app, argc, argv);
+  s.probe = !no_probe;
   spdlog::set_level(spdlog::level::from_str(log_level));
   curl_global_setup();
 

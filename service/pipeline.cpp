@@ -8,6 +8,7 @@ Pipeline::Pipeline(const fabric::Topology& topology, const telemetry::CounterMap
       mapper_(topology, map),
       tracker_(topology.ports().size()),
       detectors_(topology, detector_config),
+      probe_detector_(topology, detector_config.probe),
       triage_(topology, triage_config),
       port_oper_(topology.ports().size(), -1),
       link_oper_(topology.links().size(), -1) {}
@@ -15,7 +16,8 @@ Pipeline::Pipeline(const fabric::Topology& topology, const telemetry::CounterMap
 int Pipeline::link_oper(fabric::LinkId link) const { return link_oper_[link]; }
 
 PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
-                           std::span<const triage::Maintenance> maintenance) {
+                           std::span<const triage::Maintenance> maintenance,
+                           std::span<const probes::RoundResult> rounds) {
   PollOutcome out;
   samples_.clear();
   for (const auto& a : answers) {
@@ -51,6 +53,9 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
     detectors_.observe(d, out.findings);
   }
   detectors_.end_poll(now, out.findings);
+  for (const auto& r : rounds) {
+    probe_detector_.observe(r, [&](fabric::LinkId l) { return link_oper_[l] == 0; }, out.findings);
+  }
   out.triage = triage_.process(out.findings, now, maintenance);
   return out;
 }

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "detectors/detectors.h"
+#include "detectors/probe.h"
+#include "probes/scheduler.h"
 #include "fabric/topology.h"
 #include "telemetry/mapping.h"
 #include "telemetry/tracker.h"
@@ -44,8 +46,10 @@ class Pipeline {
   Pipeline(const fabric::Topology& topology, const telemetry::CounterMap& map,
            const detectors::DetectorConfig& detector_config, triage::TriageConfig triage_config = {});
 
+  // `rounds`: probe rounds finished since the last poll (medicd's prober).
   PollOutcome poll(std::span<const DeviceAnswer> answers, Time now,
-                   std::span<const triage::Maintenance> maintenance = {});
+                   std::span<const triage::Maintenance> maintenance = {},
+                   std::span<const probes::RoundResult> rounds = {});
 
   triage::Triage& triage() { return triage_; }
   const detectors::DetectorSet& detectors() const { return detectors_; }
@@ -57,6 +61,7 @@ class Pipeline {
   telemetry::ScrapeMapper mapper_;
   telemetry::CounterTracker tracker_;
   detectors::DetectorSet detectors_;
+  detectors::ProbeDetector probe_detector_;
   triage::Triage triage_;
   std::vector<int8_t> port_oper_;
   std::vector<int8_t> link_oper_;

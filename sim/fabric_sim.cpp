@@ -24,7 +24,8 @@ FabricSim::FabricSim(const fabric::Topology& topology, uint64_t seed)
     : topology_(topology),
       ports_(topology.ports().size()),
       links_(topology.links().size()),
-      modes_(topology.devices().size(), DeviceMode::normal) {
+      modes_(topology.devices().size(), DeviceMode::normal),
+      ecmp_(topology, seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> util(0.25, 0.6);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
@@ -177,10 +178,25 @@ void FabricSim::apply(const Fault& f, SimEvent::Phase phase, double t) {
         }
       }
       break;
+    case FaultKind::probe_loss: s->gray_loss = on ? f.value : 0; break;
+    case FaultKind::probe_delay: s->extra_delay_ms = on ? f.value : 0; break;
     case FaultKind::flap:
     case FaultKind::down: break;
   }
   if (f.port != fabric::kNone) integrate_link(f.port, t);
+}
+
+double FabricSim::probe_loss(fabric::PortId receiving) const {
+  const fabric::LinkId l = topology_.port(receiving).link;
+  if (l == fabric::kNone || !links_[l].up) return 1.0;
+  const PortState& s = ports_[receiving];
+  // Corrupted frames fail their FCS: probes die with them; gray loss leaves no counter.
+  return std::min(1.0, s.gray_loss + s.crc_rate);
+}
+
+Duration FabricSim::hop_delay(fabric::PortId receiving) const {
+  // A couple of microseconds per hop through a cut-through switch, plus fault delay.
+  return Duration(2) + from_seconds(ports_[receiving].extra_delay_ms / 1000.0);
 }
 
 Result<PortCounters> FabricSim::set_drained(fabric::DeviceId device, std::string_view port, bool drained, double t) {

@@ -5,12 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.h"
+#include "common/time.h"
 #include "fabric/topology.h"
+#include "probes/ecmp.h"
 #include "sim/scenario.h"
 
 namespace medic::sim {
@@ -28,6 +31,13 @@ struct PortCounters {
 };
 
 enum class DeviceMode : uint8_t { normal, silent, garbage };
+
+// The fate of one probe round trip through the emulated fabric.
+struct ProbeFate {
+  bool delivered = false;   // there and back
+  Duration delay{};         // one-way hop and fault delays of both directions
+  size_t hops = 0;          // links crossed on the way there
+};
 
 class FabricSim {
  public:
@@ -49,6 +59,16 @@ class FabricSim {
   // A scenario event: a link down/up, or a fault starting or ending.
   void apply(const Fault& fault, SimEvent::Phase phase, double t);
   DeviceMode mode(fabric::DeviceId device) const { return modes_[device]; }
+
+  // A STAMP probe from the port with address `src` to the port with address `dst`: the path
+  // it takes there (ECMP by 5-tuple, as EcmpModel says) and back (the reverse 5-tuple),
+  // losing it with each link's probe loss (gray failures, corruption, down links) and adding
+  // each hop's delay. `draw` is a uniform random number in [0, 1) per hop.
+  template <class Rng>
+  ProbeFate probe(fabric::PortId src, fabric::PortId dst, uint16_t sport, uint16_t dport, Rng& rng);
+  // Share of probes a port loses on receive, and the delay it adds (both from faults).
+  double probe_loss(fabric::PortId receiving) const;
+  Duration hop_delay(fabric::PortId receiving) const;
 
   // A switch's ports in the Prometheus text format (node_exporter names, ethtool PHY
   // counters, optics_* and fec_* families).
@@ -75,6 +95,7 @@ class FabricSim {
     double extra_loss_db = 0, tx_drop_db = 0, drift_db_per_s = 0, drift_since = 0;
     double crc_rate = 0, fec_ber = 0, uncorrectable_per_s = 0, pause_tx_per_s = 0;
     double utilization = -1, discard_rate = 1e-8;
+    double gray_loss = 0, extra_delay_ms = 0;
     PortCounters c;
   };
   struct LinkState {
@@ -90,6 +111,32 @@ class FabricSim {
   std::vector<PortState> ports_;
   std::vector<LinkState> links_;
   std::vector<DeviceMode> modes_;
+  probes::EcmpModel ecmp_;
 };
+
+template <class Rng>
+ProbeFate FabricSim::probe(fabric::PortId src, fabric::PortId dst, uint16_t sport, uint16_t dport, Rng& rng) {
+  ProbeFate fate;
+  auto cross = [&](const probes::Path& path, fabric::DeviceId from) {
+    fabric::DeviceId at = from;
+    for (const fabric::LinkId l : path) {
+      const auto& link = topology_.link(l);
+      const fabric::PortId in = topology_.port(link.a).device == at ? link.b : link.a;
+      const double loss = probe_loss(in);
+      if (loss >= 1.0 || (loss > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < loss)) return false;
+      fate.delay += hop_delay(in);
+      at = topology_.port(in).device;
+    }
+    return true;
+  };
+  const probes::Path there = ecmp_.path_of({src, dst, sport, dport});
+  if (there.empty()) return fate;
+  fate.hops = there.size();
+  if (!cross(there, topology_.port(src).device)) return fate;
+  const probes::Path back = ecmp_.path_of({dst, src, dport, sport});
+  if (back.empty() || !cross(back, topology_.port(dst).device)) return fate;
+  fate.delivered = true;
+  return fate;
+}
 
 }  // namespace medic::sim

@@ -16,6 +16,9 @@
 #include "sim/fabric_sim.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
+#include "probes/reflector.h"
+#include <net/if.h>
+#include <random>
 
 using namespace medic;
 
@@ -72,6 +75,7 @@ int main(int argc, char** argv) {
   std::string topology_path, scenario_path, listen, export_path, token, log_level = "info";
   uint64_t seed = 1;
   double run_for = 0;
+  int stamp_port = -1;
   app.add_option("--topology", topology_path, "topology JSON file")->required();
   app.add_option("--scenario", scenario_path, "scenario JSON file with timed faults");
   app.add_option("--listen", listen,
@@ -81,6 +85,10 @@ int main(int argc, char** argv) {
                  "write the topology with URLs pointing at this fabsim (written once listening)");
   app.add_option("--token", token, "require this bearer token on the drain API");
   app.add_option("--seed", seed, "seed for per-port traffic and optics variation");
+  app.add_option("--stamp-port", stamp_port,
+                 "UDP port of the STAMP reflectors of every link address (default: the topology's reflector port, "
+                 "or any free port with --listen)")
+      ->check(CLI::Range(0, 65535));
   app.add_option("--run-for", run_for, "exit after this many seconds (0: until SIGINT/SIGTERM)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
@@ -116,6 +124,7 @@ int main(int argc, char** argv) {
     }
 
     asio::io_context io;
+    SystemClock sys_clock;
     sim::FabricSim fabric(topo, seed);
     const auto t0 = std::chrono::steady_clock::now();
     auto now_s = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -132,6 +141,49 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
 
+    // STAMP reflectors: one socket on loopback answers for every link address of the
+    // topology (the address a probe was sent to says which port it reached), with the loss
+    // and delay the scenario gives the links on the probe's path.
+    uint16_t wanted_stamp = 0;
+    if (stamp_port >= 0) {
+      wanted_stamp = static_cast<uint16_t>(stamp_port);
+    } else if (listen.empty()) {
+      for (const auto& d : topo.devices()) {
+        if (d.reflector_port != 0) {
+          wanted_stamp = d.reflector_port;
+          break;
+        }
+      }
+    }
+    std::unique_ptr<probes::Reflector> stamp;
+    std::mt19937_64 probe_rng(seed ^ 0x5eed);
+    bool any_address = false;
+    for (const auto& p : topo.ports()) any_address = any_address || !p.ip.empty();
+    if (any_address) {
+      auto ep = probes::Endpoint::parse("0.0.0.0:" + std::to_string(wanted_stamp));
+      auto sock = probes::UdpSocket::open(*ep);
+      if (!sock.ok()) throw std::runtime_error("STAMP reflectors: " + sock.error());
+      // Only what arrives on loopback: the emulated fabric lives there.
+      const char lo[] = "lo";
+      setsockopt(sock->fd(), SOL_SOCKET, SO_BINDTODEVICE, lo, sizeof lo);
+      probes::ReflectorOptions ropt;
+      ropt.rate_limit_pps = 0;  // fabsim answers for a whole fabric from one socket
+      stamp = std::make_unique<probes::Reflector>(io, std::move(*sock), ropt, sys_clock);
+      const uint16_t bound = stamp->local().port();
+      stamp->core().set_policy([&, bound](const probes::Datagram& d, const probes::SenderPacket&) {
+        probes::Reflection r;
+        const auto src = topo.find_port_by_ip(d.peer.host());
+        const auto dst = d.local ? topo.find_port_by_ip(d.local->host()) : std::nullopt;
+        if (!src || !dst) return r;  // not an address of this fabric
+        const sim::ProbeFate fate = fabric.probe(*src, *dst, d.peer.port(), bound, probe_rng);
+        r.answer = fate.delivered;
+        r.delay = fate.delay;
+        return r;
+      });
+      stamp->start();
+      std::printf("fabsim STAMP reflectors on udp port %u for every link address\n", bound);
+    }
+
     if (!export_path.empty()) {
       const std::string base = "http://" + servers.front()->address() + ":" + std::to_string(servers.front()->port());
       nlohmann::json doc = fabric::topology_to_json(topo);
@@ -141,6 +193,13 @@ int main(int argc, char** argv) {
       }
       for (auto& h : doc["hosts"]) {
         if (h.contains("telemetry")) h["telemetry"] = rewrite(h["telemetry"].get<std::string>(), base);
+      }
+      if (stamp) {
+        for (const char* kind : {"switches", "hosts"}) {
+          for (auto& d : doc[kind]) {
+            if (d.contains("probe") && d["probe"].contains("reflector_port")) d["probe"]["reflector_port"] = stamp->local().port();
+          }
+        }
       }
       const std::string tmp = export_path + ".tmp";
       {

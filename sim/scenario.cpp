@@ -37,6 +37,8 @@ const std::vector<KindSpec>& specs() {
       {FaultKind::silent, "silent", "device", {}, {}},
       {FaultKind::garbage, "garbage", "device", {}, {}},
       {FaultKind::reboot, "reboot", "device", {}, {}},
+      {FaultKind::probe_loss, "probe_loss", "end", {"rate"}, {"rate"}},
+      {FaultKind::probe_delay, "probe_delay", "end", {"ms"}, {"ms"}},
   };
   return s;
 }
@@ -183,6 +185,11 @@ Scenario parse_scenario(std::string_view text, const std::string& source, const 
         fault.value2 = num("uncorrectable_per_s", 0, false);
         break;
       case FaultKind::pause: fault.value = num("frames_per_s", 0, true); break;
+      case FaultKind::probe_loss:
+        fault.value = num("rate", 0, true);
+        if (fault.value > 1) fail(path + ".rate", "a share of probes must be at most 1");
+        break;
+      case FaultKind::probe_delay: fault.value = num("ms", 0, true); break;
       case FaultKind::congestion:
         fault.value = num("utilization", 0, true);
         fault.value2 = num("discard_rate", 0, true);

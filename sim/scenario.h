@@ -23,6 +23,8 @@ enum class FaultKind : uint8_t {
   silent,        // device: stops answering its telemetry endpoint (HTTP 503)
   garbage,       // device: answers with a malformed payload
   reboot,        // device: restarts, its counters start again from zero
+  probe_loss,    // end: a share `value` of the probes it receives vanish, counters clean (a gray failure)
+  probe_delay,   // end: what it receives is held `value` milliseconds longer
 };
 std::string_view to_string(FaultKind k);
 

@@ -193,6 +193,10 @@ TriageResult Triage::process(std::span<const Finding> findings, Time now, std::s
     if (inserted) {
       IncidentUpdate u;
       start_update(u, scope, now);
+      // When this update's findings began and were concluded (for an open incident, the
+      // times of these new findings: they date its events).
+      u.started_at = f->first_seen;
+      u.detected_at = f->observed_at;
       if (u.is_new() || u.reopened) {
         if (u.is_new()) u.cls = is_device_class(scope.cls) ? scope.cls : class_of(f->kind);
         u.severity = f->severity;
@@ -212,8 +216,20 @@ TriageResult Triage::process(std::span<const Finding> findings, Time now, std::s
       }
       u.started_at = std::min(u.started_at, f->first_seen);
       u.detected_at = std::min(u.detected_at, f->observed_at);
-    } else if (f->severity > u.severity) {
-      u.summary = f->summary;
+    } else {
+      if (f->severity > u.severity) u.summary = f->summary;
+      u.started_at = std::min(u.started_at, f->first_seen);
+      u.detected_at = std::min(u.detected_at, f->observed_at);
+    }
+    // Probes and counters are independent signals: when a finding of one kind joins an
+    // incident opened by the other, the fault is confirmed, and a warning becomes critical.
+    if (!u.is_new() && !u.reopened && f->severity != Severity::info) {
+      const bool probe_finding = class_of(f->kind) == IncidentClass::gray_failure;
+      const bool probe_incident = u.cls == IncidentClass::gray_failure;
+      if (probe_finding != probe_incident && !is_device_class(u.cls)) {
+        u.corroborated = true;
+        u.severity = Severity::critical;
+      }
     }
     u.severity = std::max(u.severity, f->severity);
     if (u.suspect.empty() && !f->suspect.empty()) {

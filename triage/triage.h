@@ -69,6 +69,10 @@ struct IncidentUpdate {
   std::string suspect;
   std::vector<detectors::Finding> findings;
 
+  // Counters and probes agree: a counter finding joined a probe-found incident, or the
+  // other way round. Two independent signals make the incident certain.
+  bool corroborated = false;
+
   bool is_new() const { return incident_id == 0; }
   bool escalated() const { return !is_new() && !reopened && severity > previous_severity; }
 };

@@ -34,7 +34,6 @@ const Time kT0 = from_unix_seconds(1'800'000'000);
 
 Time at(double s) { return kT0 + from_seconds(s); }
 
-fabric::Topology demo_topology() { return fabric::generate_clos(*fabric::preset("demo")); }
 
 std::string us(Time t) { return std::to_string(t.time_since_epoch().count()); }
 

@@ -101,7 +101,7 @@ TEST_F(ScenarioTest, ErrorsNameTheFileAndJsonPath) {
             "s.json: $.faults[1].link: unknown link \"nope:eth1\"");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "melt", "link": "rtsw0001:eth5", "at_s": 0}]})"),
             "s.json: $.faults[0].kind: unknown fault kind \"melt\" (expected flap, down, optics_loss, weak_tx, "
-            "optics_drift, corrupt, fec, pause, congestion, silent, garbage, reboot)");
+            "optics_drift, corrupt, fec, pause, congestion, silent, garbage, reboot, probe_loss, probe_delay)");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": 3, "link": "rtsw0001:eth5", "at_s": 0}]})"),
             "s.json: $.faults[0].kind: expected a fault kind");
   EXPECT_EQ(error_of(R"({"faults": [{"link": "rtsw0001:eth5", "at_s": 0}]})"),

@@ -347,7 +347,7 @@ TEST(OpenConfigErrors, ValidJsonOfAnotherShapeIsAnError) {
 }
 
 TEST(OpenConfigErrors, SyntaxErrorsCarryNoLibraryPrefix) {
-  for (const std::string doc : {std::string(R"({"openconfig-interfaces:interfaces": {"interface": [{"name": "e1",}]}})"),
+  for (const std::string& doc : {std::string(R"({"openconfig-interfaces:interfaces": {"interface": [{"name": "e1",}]}})"),
                                 std::string("{\"a\": tru}"), std::string("{\"a\": \"unterminated")}) {
     Recorder r;
     const Status s = parse_openconfig(doc, r);

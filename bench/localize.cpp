@@ -1,0 +1,243 @@
+// bench/localize: how well and how fast loss localization names the lossy links of the
+// zone32k fabric from one round of probes, on one core.
+//
+//   build/bench/bench_localize [--trials N] [--probes-per-flow N] [--pinned-probes N] [--seed S] [--verbose]
+//
+// The probe plan is the default one (every link pinned, 4 path flows per GPU NIC, topped up
+// to 3 flows per link). Each trial injects 1-8 lossy links chosen uniformly among all links,
+// with loss rates log-uniform in [0.5%, 5%] per direction, over a background loss of 1e-6
+// on every link, and draws every probe's fate: a probe is lost if it is lost on the way out
+// or on the way back (over the same links reversed). Localization runs twice on the same
+// draws: with the link-pinned probes, and from the path probes alone (the harder case).
+// Prints true/false positives and misses against the injected links, precision, recall and
+// the CPU time of localize() per trial; --verbose lists every false positive and miss.
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fabric/generator.h"
+#include "probes/ecmp.h"
+#include "probes/localize.h"
+#include "probes/plan.h"
+
+using namespace medic;
+using fabric::LinkId;
+
+namespace {
+
+constexpr double kBackground = 1e-6;
+constexpr double kMinLoss = 0.005, kMaxLoss = 0.05;
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
+
+ private:
+  uint64_t state_;
+};
+
+// Binomial(n, p) by waiting times between losses: exact, and fast when n * p is small, as
+// it is here (a handful of losses per hundred probes at most).
+uint64_t binomial(Rng& rng, uint64_t n, double p) {
+  if (!(p > 0) || n == 0) return 0;
+  if (p >= 1) return n;
+  if (p > 0.5) return n - binomial(rng, n, 1 - p);
+  const double log_q = std::log1p(-p);
+  uint64_t lost = 0;
+  double at = 0;
+  for (;;) {
+    at += std::floor(std::log(1 - rng.uniform()) / log_q) + 1;
+    if (at > static_cast<double>(n)) return lost;
+    ++lost;
+  }
+}
+
+// This thread's CPU time, precise to the nanosecond (getrusage ticks too coarsely for
+// runs of a few milliseconds) and blind to whatever else the machine runs.
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+struct Score {
+  uint64_t tp = 0, fp = 0, fn = 0;
+  double seconds = 0, worst = 0;
+  uint64_t fn_by_kind[3] = {0, 0, 0};
+  double precision() const { return tp + fp ? static_cast<double>(tp) / static_cast<double>(tp + fp) : 1.0; }
+  double recall() const { return tp + fn ? static_cast<double>(tp) / static_cast<double>(tp + fn) : 1.0; }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int trials = 200;
+  uint64_t per_flow = 100, per_link = 100, seed = 1;
+  bool verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    auto value = [&](const char* name) -> const char* {
+      if (std::strcmp(argv[i], name) || i + 1 >= argc) return nullptr;
+      return argv[++i];
+    };
+    if (const char* v = value("--trials")) {
+      trials = std::atoi(v);
+    } else if (const char* v = value("--probes-per-flow")) {
+      per_flow = std::strtoull(v, nullptr, 10);
+    } else if (const char* v = value("--pinned-probes")) {
+      per_link = std::strtoull(v, nullptr, 10);
+    } else if (const char* v = value("--seed")) {
+      seed = std::strtoull(v, nullptr, 10);
+    } else if (!std::strcmp(argv[i], "--verbose")) {
+      verbose = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_localize [--trials N] [--probes-per-flow N] [--pinned-probes N] [--seed S] [--verbose]\n");
+      return 2;
+    }
+  }
+  if (trials < 1 || per_flow < 1 || per_link < 1) {
+    std::fprintf(stderr, "bench_localize: --trials and the probe counts must be at least 1\n");
+    return 2;
+  }
+  // One core, as the target is stated.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  sched_setaffinity(0, sizeof one, &one);
+
+  const fabric::Topology topo = fabric::generate_clos(*fabric::preset("zone32k"));
+  const size_t n_links = topo.links().size();
+  // What kind of link each is, for the misses: 0 host NIC, 1 ToR uplink, 2 spine uplink.
+  std::vector<uint8_t> kind(n_links);
+  for (LinkId l = 0; l < n_links; ++l) {
+    const auto ra = topo.device(topo.port(topo.link(l).a).device).role;
+    const auto rb = topo.device(topo.port(topo.link(l).b).device).role;
+    kind[l] = (ra == fabric::Role::host || rb == fabric::Role::host)   ? 0
+              : (ra == fabric::Role::atsw || rb == fabric::Role::atsw) ? 2
+                                                                       : 1;
+  }
+
+  const double plan_start = cpu_seconds();
+  probes::EcmpModel ecmp(topo, seed);
+  const probes::ProbePlan plan = probes::make_plan(topo, ecmp);
+  std::vector<probes::PathObservation> paths(plan.flows.size());
+  for (size_t i = 0; i < plan.flows.size(); ++i) {
+    paths[i].candidates.push_back(ecmp.path_of(plan.flows[i]));
+    paths[i].sent = per_flow;
+  }
+  std::vector<probes::LinkObservation> pinned(plan.pinned.size());
+  for (size_t i = 0; i < plan.pinned.size(); ++i) pinned[i] = {plan.pinned[i], per_link, 0};
+  const double plan_seconds = cpu_seconds() - plan_start;
+  const uint64_t round = plan.flows.size() * per_flow + plan.pinned.size() * per_link;
+
+  std::printf("bench_localize: zone32k, %zu devices, %zu links, one core\n", topo.devices().size(), n_links);
+  std::printf("probe plan (%.2f s CPU to make and trace): %zu link-pinned sessions x %llu probes + %zu path flows x %llu probes\n",
+              plan_seconds, plan.pinned.size(), static_cast<unsigned long long>(per_link), plan.flows.size(),
+              static_cast<unsigned long long>(per_flow));
+  std::printf("probes per round: %llu (%llu without the link-pinned ones)\n", static_cast<unsigned long long>(round),
+              static_cast<unsigned long long>(plan.flows.size() * per_flow));
+  std::printf("trials: %d; each 1-8 lossy links, loss log-uniform in [0.5%%, 5%%] per direction, background %.0e per link\n",
+              trials, kBackground);
+  std::fflush(stdout);
+
+  Rng rng(seed * 0x2545f4914f6cdd1dULL + 17);
+  std::vector<double> loss(n_links, kBackground);
+  Score with_pinned, path_only;
+  uint64_t injected_total = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    const size_t m = 1 + rng.below(8);
+    std::set<LinkId> injected;
+    while (injected.size() < m) injected.insert(static_cast<LinkId>(rng.below(n_links)));
+    for (LinkId l : injected) loss[l] = std::exp(std::log(kMinLoss) + rng.uniform() * std::log(kMaxLoss / kMinLoss));
+    injected_total += m;
+
+    for (auto& o : paths) {
+      double deliver = 1;
+      for (LinkId l : o.candidates.front()) deliver *= 1 - loss[l];
+      o.lost = binomial(rng, per_flow, 1 - deliver * deliver);
+    }
+    for (auto& o : pinned) o.lost = binomial(rng, per_link, 1 - (1 - loss[o.link]) * (1 - loss[o.link]));
+
+    auto run = [&](Score& s, std::span<const probes::LinkObservation> links) {
+      const double t0 = cpu_seconds();
+      const auto verdicts = probes::localize(topo, links, paths);
+      const double dt = cpu_seconds() - t0;
+      s.seconds += dt;
+      s.worst = std::max(s.worst, dt);
+      std::set<LinkId> named;
+      for (const auto& v : verdicts) named.insert(v.link);
+      for (LinkId l : named) (injected.count(l) ? s.tp : s.fp)++;
+      for (LinkId l : injected) {
+        if (!named.count(l)) {
+          ++s.fn;
+          ++s.fn_by_kind[kind[l]];
+        }
+      }
+      if (verbose) {
+        const char* what = links.empty() ? "path only" : "pinned+path";
+        for (const auto& v : verdicts) {
+          if (injected.count(v.link)) continue;
+          std::printf("  trial %d %s: false positive %s (loss %.4f, confidence %.2f, %llu probes, %llu lossy paths, %s)\n",
+                      trial, what, topo.link(v.link).name.c_str(), v.loss, v.confidence,
+                      static_cast<unsigned long long>(v.probes), static_cast<unsigned long long>(v.lossy_paths),
+                      v.method.c_str());
+        }
+        for (LinkId l : injected) {
+          if (named.count(l)) continue;
+          uint64_t lost = 0, sent = 0, flows = 0, lossy_flows = 0;
+          for (const auto& o : paths) {
+            const auto& p = o.candidates.front();
+            if (std::find(p.begin(), p.end(), l) == p.end()) continue;
+            lost += o.lost;
+            sent += o.sent;
+            ++flows;
+            lossy_flows += o.lost > 0;
+          }
+          std::printf("  trial %d %s: missed %s (loss %.4f a way; its %llu flows lost %llu of %llu, %llu flows lossy)\n",
+                      trial, what, topo.link(l).name.c_str(), loss[l], static_cast<unsigned long long>(flows),
+                      static_cast<unsigned long long>(lost), static_cast<unsigned long long>(sent),
+                      static_cast<unsigned long long>(lossy_flows));
+        }
+      }
+    };
+    run(with_pinned, pinned);
+    run(path_only, {});
+    for (LinkId l : injected) loss[l] = kBackground;
+  }
+
+  std::printf("lossy links injected: %llu\n\n", static_cast<unsigned long long>(injected_total));
+  std::printf("%-26s %6s %5s %5s %10s %8s %14s %14s   %s\n", "evidence", "TP", "FP", "FN", "precision", "recall",
+              "ms/trial mean", "ms/trial max", "target");
+  auto line = [&](const char* name, const Score& s) {
+    std::printf("%-26s %6llu %5llu %5llu %10.4f %8.4f %14.1f %14.1f   precision >= 0.98, recall >= 0.98: %s\n", name,
+                static_cast<unsigned long long>(s.tp), static_cast<unsigned long long>(s.fp),
+                static_cast<unsigned long long>(s.fn), s.precision(), s.recall(), 1e3 * s.seconds / trials,
+                1e3 * s.worst, s.precision() >= 0.98 && s.recall() >= 0.98 ? "met" : "NOT met");
+  };
+  line("link-pinned + path probes", with_pinned);
+  line("path probes only", path_only);
+  std::printf("\nmisses by link kind (host NIC / ToR uplink / spine uplink): pinned+path %llu/%llu/%llu, path only %llu/%llu/%llu\n",
+              static_cast<unsigned long long>(with_pinned.fn_by_kind[0]),
+              static_cast<unsigned long long>(with_pinned.fn_by_kind[1]),
+              static_cast<unsigned long long>(with_pinned.fn_by_kind[2]),
+              static_cast<unsigned long long>(path_only.fn_by_kind[0]),
+              static_cast<unsigned long long>(path_only.fn_by_kind[1]),
+              static_cast<unsigned long long>(path_only.fn_by_kind[2]));
+  return 0;
+}

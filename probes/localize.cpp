@@ -1,0 +1,389 @@
+#include "probes/localize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include "probes/stats.h"
+
+namespace medic::probes {
+
+using fabric::LinkId;
+
+namespace {
+
+// The Wilson interval over real-valued counts: multi-candidate observations lend a link a
+// share of their probes, so its evidence is fractional. Same formula as wilson().
+Interval wilson_real(double lost, double sent, double z) {
+  if (!(sent > 0)) return {0, 1};
+  const double p = std::clamp(lost / sent, 0.0, 1.0);
+  const double z2 = z * z;
+  const double denom = 1 + z2 / sent;
+  const double centre = (p + z2 / (2 * sent)) / denom;
+  const double half = z * std::sqrt(p * (1 - p) / sent + z2 / (4 * sent * sent)) / denom;
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+enum class Kind { ignored, lossy, clean, neither };
+
+// An observation is lossy when it surely lost something at a rate worth a look, clean when
+// it surely lost less than min_loss; with fewer than min_probes probes it proves nothing.
+Kind classify(uint64_t sent, uint64_t lost, const LocalizeConfig& c) {
+  if (sent == 0 || sent < c.min_probes) return Kind::ignored;
+  lost = std::min(lost, sent);
+  const Interval w = wilson(lost, sent, c.z);
+  const double rate = static_cast<double>(lost) / static_cast<double>(sent);
+  if (w.lower > 0 && rate >= c.min_loss / 2) return Kind::lossy;
+  if (w.upper < c.min_loss) return Kind::clean;
+  return Kind::neither;
+}
+
+// What is known about one link before the greedy search starts.
+struct LinkEvidence {
+  // Single-candidate paths and link-pinned probes through the link. Every path's loss is at
+  // least its links' loss, so their pooled loss bounds this link's from above.
+  uint64_t bound_sent = 0, bound_lost = 0;
+  double sent = 0;       // probes whose fate bears on the link (multi-candidate: its share)
+  double observations = 0, lossy = 0;  // observations through it, and the lossy ones (weighted)
+  uint32_t lossy_paths = 0;            // lossy path observations with the link on a candidate
+  bool pinned_clean = false;
+  bool exonerated = false;
+};
+
+// A lossy observation in the search: its links live in entries[begin, end).
+struct LossyObservation {
+  double sent = 0, lost = 0;
+  uint32_t begin = 0, end = 0;
+  double weight_sum = 0;  // sum of its non-exonerated links' weights
+  double keep = 1;        // product of (1 - loss) over links already found on it
+  bool pinned = false;
+  bool explained = false;
+};
+
+struct Entry {
+  LinkId link;
+  double weight;  // share of the observation's candidate paths that contain the link
+};
+
+struct Candidate {
+  double score, rate;
+  LinkId link;
+  bool operator<(const Candidate& o) const {
+    if (score != o.score) return score < o.score;
+    if (rate != o.rate) return rate < o.rate;
+    return link > o.link;  // lower ids first among equals, so results are stable
+  }
+};
+
+}  // namespace
+
+// The search, in three steps.
+//  1. Evidence. Every observation with at least min_probes probes adds its probes to the
+//     links it may have crossed (a multi-candidate one: to the links on all its candidates,
+//     and, when lossy, a share to each link of the union, weighted by the share of
+//     candidates containing it). Single-candidate paths and link-pinned probes also pool
+//     their losses per link; a link is exonerated when a link-pinned observation of it is
+//     clean or when the Wilson upper bound of that pool is below min_loss. (Pooling the
+//     clean paths alone, as a first cut might, is biased: a link losing 1% a round trip
+//     still shows a third of its 100-probe paths clean, and enough of them would clear it.
+//     Every path loses at least what each of its links loses, so the pool of clean and
+//     lossy paths together bounds the link honestly.) Multi-candidate observations never
+//     exonerate.
+//  2. Greedy. A link's score is the loss it would explain: the sum over unexplained lossy
+//     observations through it of lost * weight / (sum of the observation's non-exonerated
+//     weights). The best link (ties: the higher loss rate) is examined:
+//       - its free evidence (the unexplained lossy observations' lost probes over all the
+//         probes bearing on it except those of observations already explained) must have
+//         a Wilson lower bound of at least min_loss and at least 3 lost probes (Wilson's
+//         bound is optimistic for one or two events, and one or two stray losses on a
+//         thinly covered link are what background loss looks like over a whole fabric);
+//       - it must be distinguishable: d = 1 - max over rivals of min(1, rival's free
+//         loss rate / its own) must be at least 0.5, where a rival is another suspect link
+//         lying on every lossy observation this one would explain (e.g. every link of the
+//         one lossy path there is). Otherwise the data cannot tell them apart, and
+//         neither is named.
+//     A link that passes gets the loss estimate k / n over everything bearing on it,
+//        k = sum over lossy observations through it of
+//            sent * weight * max(0, 1 - (1 - obs_loss) / prod_{found links f on it} (1 - loss_f)),
+//     i.e. the loss its paths show beyond what links found before it explain, and its
+//     unexplained observations become explained. A link that fails is dropped (not
+//     exonerated) and the search goes on. Scores only fall as observations get explained,
+//     so a lazy max-heap yields the best each time.
+//  3. Confidence, from four parts in [0, 1]:
+//       c = lower / (lower + min_loss)  lower: the Wilson lower bound above (>= 0.5 here)
+//       d                                distinguishability, above (>= 0.5 here)
+//       a = explained / lossy            share of the lossy evidence through the link that
+//                                        it explains rather than links found before it
+//       b = min(1, lossy share / expected share): the share of the link's observations
+//           that are lossy against what its estimated loss predicts,
+//           1 - (1 - loss)^(probes per observation)
+//     confidence = c * d * (a + b) / 2.
+// Losses are as the probes see them: for two-way probes, a link's round trip.
+std::vector<LinkVerdict> localize(const fabric::Topology& topology, std::span<const LinkObservation> links,
+                                  std::span<const PathObservation> paths, const LocalizeConfig& config) {
+  const size_t n_links = topology.links().size();
+  std::vector<LinkEvidence> ev(n_links);
+  std::vector<LossyObservation> lossy;
+  std::vector<Entry> entries;
+
+  for (const LinkObservation& o : links) {
+    if (o.link >= n_links) continue;
+    const Kind kind = classify(o.sent, o.lost, config);
+    if (kind == Kind::ignored) continue;
+    const uint64_t lost = std::min(o.lost, o.sent);
+    LinkEvidence& e = ev[o.link];
+    e.bound_sent += o.sent;
+    e.bound_lost += lost;
+    e.sent += static_cast<double>(o.sent);
+    e.observations += 1;
+    if (kind == Kind::clean) e.pinned_clean = true;
+    if (kind == Kind::lossy) {
+      e.lossy += 1;
+      LossyObservation lo;
+      lo.sent = static_cast<double>(o.sent);
+      lo.lost = static_cast<double>(lost);
+      lo.pinned = true;
+      lo.begin = static_cast<uint32_t>(entries.size());
+      entries.push_back({o.link, 1.0});
+      lo.end = static_cast<uint32_t>(entries.size());
+      lossy.push_back(lo);
+    }
+  }
+
+  std::vector<LinkId> scratch;
+  for (const PathObservation& o : paths) {
+    if (o.candidates.empty()) continue;
+    const Kind kind = classify(o.sent, o.lost, config);
+    if (kind == Kind::ignored) continue;
+    const uint64_t lost = std::min(o.lost, o.sent);
+    const double sent = static_cast<double>(o.sent);
+    LossyObservation lo;
+    lo.sent = sent;
+    lo.lost = static_cast<double>(lost);
+    lo.begin = static_cast<uint32_t>(entries.size());
+    if (o.candidates.size() == 1) {
+      for (LinkId l : o.candidates.front()) {
+        if (l >= n_links) continue;
+        LinkEvidence& e = ev[l];
+        e.bound_sent += o.sent;
+        e.bound_lost += lost;
+        e.sent += sent;
+        e.observations += 1;
+        if (kind == Kind::lossy) {
+          e.lossy += 1;
+          ++e.lossy_paths;
+          entries.push_back({l, 1.0});
+        }
+      }
+    } else {
+      // The union of the candidates' links, each weighted by the share of candidates on it.
+      scratch.clear();
+      for (const Path& p : o.candidates) {
+        for (LinkId l : p) {
+          if (l < n_links) scratch.push_back(l);
+        }
+      }
+      std::sort(scratch.begin(), scratch.end());
+      const double n_candidates = static_cast<double>(o.candidates.size());
+      for (size_t i = 0; i < scratch.size();) {
+        size_t j = i;
+        while (j < scratch.size() && scratch[j] == scratch[i]) ++j;
+        const double w = std::min(1.0, static_cast<double>(j - i) / n_candidates);
+        LinkEvidence& e = ev[scratch[i]];
+        if (kind == Kind::lossy) {
+          e.sent += sent * w;
+          e.observations += w;
+          e.lossy += w;
+          ++e.lossy_paths;
+          entries.push_back({scratch[i], w});
+        } else if (w == 1) {
+          // On every candidate: surely crossed, so its probes count (but, multi-candidate,
+          // they still do not exonerate). A flow that lost nothing and may have gone
+          // around the link says nothing about it: its probes all took one path.
+          e.sent += sent;
+          e.observations += 1;
+        }
+        i = j;
+      }
+    }
+    if (kind == Kind::lossy) {
+      lo.end = static_cast<uint32_t>(entries.size());
+      if (lo.end > lo.begin) lossy.push_back(lo);
+    }
+  }
+  if (lossy.empty()) return {};
+
+  // 1. Exoneration.
+  for (LinkEvidence& e : ev) {
+    e.exonerated = e.pinned_clean ||
+                   (e.bound_sent > 0 && wilson(e.bound_lost, e.bound_sent, config.z).upper < config.min_loss);
+  }
+
+  // Lossy observations by link (CSR), over the links still in question.
+  std::vector<uint32_t> offsets(n_links + 1, 0);
+  for (LossyObservation& o : lossy) {
+    for (uint32_t i = o.begin; i < o.end; ++i) {
+      if (ev[entries[i].link].exonerated) continue;
+      o.weight_sum += entries[i].weight;
+      ++offsets[entries[i].link + 1];
+    }
+  }
+  for (size_t l = 0; l < n_links; ++l) offsets[l + 1] += offsets[l];
+  std::vector<std::pair<uint32_t, double>> through(offsets[n_links]);  // (observation, weight)
+  {
+    std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
+    for (uint32_t oi = 0; oi < lossy.size(); ++oi) {
+      const LossyObservation& o = lossy[oi];
+      for (uint32_t i = o.begin; i < o.end; ++i) {
+        if (ev[entries[i].link].exonerated) continue;
+        through[fill[entries[i].link]++] = {oi, entries[i].weight};
+      }
+    }
+  }
+
+  // A link's standing now. Its free evidence leaves out the observations already
+  // explained: their leftover loss goes into the estimate (lost) but not into the test of
+  // whether the link loses at all, because the leftover of one path is mostly the noise of
+  // the estimate that explained it.
+  struct Eval {
+    double score = 0;
+    double lost = 0;             // k above
+    double free_lost = 0;        // lost on unexplained observations
+    double free_sent = 0;        // probes bearing on the link, less the explained observations'
+    double free_rate() const { return free_sent > 0 ? free_lost / free_sent : 0; }
+  };
+  auto evaluate = [&](LinkId l) {
+    Eval r;
+    r.free_sent = ev[l].sent;
+    for (uint32_t i = offsets[l]; i < offsets[l + 1]; ++i) {
+      const auto [oi, w] = through[i];
+      const LossyObservation& o = lossy[oi];
+      if (!o.explained) {
+        r.score += o.lost * w / o.weight_sum;
+        r.lost += o.lost * w;
+        r.free_lost += o.lost * w;
+      } else {
+        r.free_sent -= o.sent * w;
+        const double left = 1 - (1 - o.lost / o.sent) / o.keep;
+        if (left > 0) r.lost += left * o.sent * w;
+      }
+    }
+    return r;
+  };
+
+  // 2. Greedy search.
+  std::priority_queue<Candidate> heap;
+  for (LinkId l = 0; l < n_links; ++l) {
+    if (offsets[l] == offsets[l + 1]) continue;
+    const Eval r = evaluate(l);
+    if (r.score > 0) heap.push({r.score, r.free_rate(), l});
+  }
+
+  // How well the best other suspect could explain this link's loss instead, in [0, 1]: a
+  // rival lies on every lossy observation this link would explain (with as much weight),
+  // so it explains all of that loss too, and is as credible as its free loss rate is
+  // against this link's (a rival whose other paths are clean is a poor one).
+  std::vector<double> mass(n_links, 0.0);
+  std::vector<LinkId> touched;
+  auto rival = [&](LinkId l, double own_rate) {
+    double own = 0;
+    touched.clear();
+    for (uint32_t i = offsets[l]; i < offsets[l + 1]; ++i) {
+      const auto [oi, w] = through[i];
+      const LossyObservation& o = lossy[oi];
+      if (o.explained) continue;
+      own += o.lost * w;
+      for (uint32_t j = o.begin; j < o.end; ++j) {
+        const Entry& x = entries[j];
+        if (x.link == l || ev[x.link].exonerated) continue;
+        if (mass[x.link] == 0) touched.push_back(x.link);
+        mass[x.link] += o.lost * std::min(w, x.weight);
+      }
+    }
+    double best = 0;
+    for (LinkId other : touched) {
+      const bool everywhere = mass[other] >= own * (1 - 1e-9);
+      mass[other] = 0;
+      if (!everywhere || !(own_rate > 0)) continue;
+      best = std::max(best, std::min(1.0, evaluate(other).free_rate() / own_rate));
+    }
+    return best;
+  };
+  constexpr double kMinDistinct = 0.5;
+  constexpr double kMinLost = 3;  // lost probes of free evidence a verdict needs
+
+  struct Found {
+    LinkId link;
+    double loss, lower, distinct;
+    double explained_w = 0;
+    uint32_t explained_paths = 0;
+    bool pinned = false;
+  };
+  std::vector<Found> found;
+  constexpr double kNegligible = 1e-9;  // score, in lost probes
+  while (!heap.empty()) {
+    const Candidate top = heap.top();
+    heap.pop();
+    if (top.score <= kNegligible) break;
+    const Eval r = evaluate(top.link);
+    const Candidate now{r.score, r.free_rate(), top.link};
+    if (now < top) {  // stale: its observations were explained since it was pushed
+      if (now.score > kNegligible) heap.push(now);
+      continue;
+    }
+    const LinkEvidence& e = ev[top.link];
+    const double loss = std::min(1.0, r.lost / e.sent);
+    const double lower = wilson_real(r.free_lost, r.free_sent, config.z).lower;
+    // Not shown to lose enough: dropped (not exonerated; its observations may still be
+    // explained by a link found later).
+    if (lower < config.min_loss || r.free_lost < kMinLost) continue;
+    const double distinct = 1 - rival(top.link, r.free_rate());
+    if (distinct < kMinDistinct) continue;  // another link explains the same loss as well
+
+    Found f{top.link, loss, lower, distinct};
+    for (uint32_t i = offsets[top.link]; i < offsets[top.link + 1]; ++i) {
+      const auto [oi, w] = through[i];
+      LossyObservation& o = lossy[oi];
+      o.keep *= 1 - loss;
+      if (o.explained) continue;
+      o.explained = true;
+      f.explained_w += w;
+      if (o.pinned) {
+        f.pinned = true;
+      } else {
+        ++f.explained_paths;
+      }
+    }
+    found.push_back(f);
+  }
+
+  // 3. Verdicts.
+  std::vector<LinkVerdict> out;
+  out.reserve(found.size());
+  for (const Found& f : found) {
+    const LinkEvidence& e = ev[f.link];
+    const double c = f.lower / (f.lower + config.min_loss);
+    const double a = e.lossy > 0 ? std::min(1.0, f.explained_w / e.lossy) : 0.0;
+    const double per_observation = e.observations > 0 ? e.sent / e.observations : 0.0;
+    const double expected = 1 - std::pow(1 - f.loss, per_observation);
+    const double share = e.observations > 0 ? e.lossy / e.observations : 0.0;
+    const double b = expected > 0 ? std::min(1.0, share / expected) : 0.0;
+    LinkVerdict v;
+    v.link = f.link;
+    v.loss = f.loss;
+    v.confidence = std::clamp(c * f.distinct * (a + b) / 2, 0.0, 1.0);
+    v.probes = static_cast<uint64_t>(std::llround(e.sent));
+    v.lossy_paths = e.lossy_paths;
+    v.explained_paths = f.explained_paths;
+    v.method = f.pinned ? (f.explained_paths > 0 ? "link-pinned+path" : "link-pinned") : "path tomography";
+    out.push_back(std::move(v));
+  }
+  std::sort(out.begin(), out.end(), [](const LinkVerdict& x, const LinkVerdict& y) {
+    if (x.confidence != y.confidence) return x.confidence > y.confidence;
+    if (x.loss != y.loss) return x.loss > y.loss;
+    return x.link < y.link;
+  });
+  return out;
+}
+
+}  // namespace medic::probes

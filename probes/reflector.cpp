@@ -1,0 +1,183 @@
+#include "probes/reflector.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "common/asio.h"
+
+namespace medic::probes {
+
+namespace {
+std::string host_key(const Endpoint& e) {
+  if (e.addr.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&e.addr);
+    return std::string(reinterpret_cast<const char*>(&a->sin_addr), 4);
+  }
+  const auto* a = reinterpret_cast<const sockaddr_in6*>(&e.addr);
+  return std::string(reinterpret_cast<const char*>(&a->sin6_addr), 16);
+}
+}  // namespace
+
+ReflectorCore::ReflectorCore(ReflectorOptions options) : options_(std::move(options)) {}
+
+bool ReflectorCore::admit(const Endpoint& peer, Time now) {
+  if (options_.rate_limit_pps <= 0) return true;
+  const std::string key = host_key(peer);
+  auto it = buckets_.find(key);
+  if (it == buckets_.end()) {
+    if (buckets_.size() >= options_.max_tracked) buckets_.clear();  // a flood of sources: start over
+    it = buckets_.emplace(key, Bucket{options_.burst, now}).first;
+  }
+  Bucket& b = it->second;
+  b.tokens = std::min(options_.burst, b.tokens + seconds(now - b.last) * options_.rate_limit_pps);
+  b.last = now;
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
+Reflection ReflectorCore::handle(const Datagram& d, Time sent_at, std::span<uint8_t> out, ReflectorCounters& c) {
+  ++c.received;
+  Reflection r;
+  if (d.data.size() > kMaxPacketSize) {
+    ++c.malformed;
+    return r;
+  }
+  auto sp = decode_sender(d.data, options_.mode, &options_.key);
+  if (!sp.ok()) {
+    if (sp.error().rfind("HMAC", 0) == 0) {
+      ++c.auth_failed;
+    } else {
+      ++c.malformed;
+    }
+    return r;
+  }
+  if (!admit(d.peer, d.received)) {
+    ++c.rate_limited;
+    return r;
+  }
+  if (policy_) {
+    const Reflection p = policy_(d, *sp);
+    if (!p.answer) {
+      ++c.dropped_by_policy;
+      return r;
+    }
+    r.delay = p.delay;
+  }
+  ReflectorPacket rp;
+  if (options_.stateful) {
+    // One sequence per session: sender address and port, and its SSID.
+    std::string key = host_key(d.peer);
+    key.push_back(static_cast<char>(d.peer.port() >> 8));
+    key.push_back(static_cast<char>(d.peer.port()));
+    key.push_back(static_cast<char>(sp->ssid >> 8));
+    key.push_back(static_cast<char>(sp->ssid));
+    auto it = sessions_.find(key);
+    if (it == sessions_.end()) {
+      if (sessions_.size() >= options_.max_tracked) sessions_.clear();
+      it = sessions_.emplace(key, 0).first;
+    }
+    rp.seq = it->second++;
+  } else {
+    rp.seq = sp->seq;  // stateless: the sender's own number
+  }
+  // The transmit timestamp is when the reflector answered; an emulated delay (fabsim) is the
+  // network's, so it is not part of the reflector's holding time.
+  rp.timestamp = to_ntp(sent_at);
+  rp.error = options_.error;
+  rp.ssid = sp->ssid;
+  rp.receive_timestamp = to_ntp(d.received);
+  rp.sender_seq = sp->seq;
+  rp.sender_timestamp = sp->timestamp;
+  rp.sender_error = sp->error;
+  rp.sender_ttl = d.ttl >= 0 ? static_cast<uint8_t>(d.ttl) : 0;
+  r.size = encode(rp, options_.mode, &options_.key, out, d.data.size());
+  r.answer = r.size > 0;
+  return r;
+}
+
+struct Reflector::Impl {
+  explicit Impl(asio::io_context& io, int fd) : io(io), wait(io, ::dup(fd)) {}
+  asio::io_context& io;
+  asio::posix::stream_descriptor wait;  // readiness only; I/O goes through the socket
+  ReceiveBatch batch{64, kMaxPacketSize + 1};
+  std::vector<uint8_t> replies = std::vector<uint8_t>(64 * kMaxPacketSize);
+  std::vector<Outgoing> out;
+  std::vector<Endpoint> peers, sources;
+  bool stopped = false;
+};
+
+Reflector::Reflector(asio::io_context& io, UdpSocket socket, ReflectorOptions options, const Clock& clock)
+    : socket_(std::move(socket)), core_(std::move(options)), clock_(clock),
+      impl_(std::make_unique<Impl>(io, socket_.fd())) {}
+
+Reflector::~Reflector() { stop(); }
+
+void Reflector::start() { arm(); }
+
+void Reflector::stop() {
+  if (!impl_ || impl_->stopped) return;
+  impl_->stopped = true;
+  boost::system::error_code ec;
+  impl_->wait.cancel(ec);
+  impl_->wait.close(ec);
+}
+
+void Reflector::arm() {
+  if (impl_->stopped) return;
+  impl_->wait.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+    if (ec || impl_->stopped) return;
+    drain();
+    arm();
+  });
+}
+
+void Reflector::drain() {
+  Impl& m = *impl_;
+  // At most a few batches per wake-up so one busy source cannot starve the io_context.
+  for (int round = 0; round < 16; ++round) {
+    const size_t n = socket_.receive(m.batch);
+    if (n == 0) return;
+    m.out.clear();
+    m.peers.resize(n);
+    m.sources.resize(n);
+    const Time now = clock_.now();
+    auto datagrams = m.batch.datagrams();
+    for (size_t i = 0; i < n; ++i) {
+      const Datagram& d = datagrams[i];
+      std::span<uint8_t> buf(m.replies.data() + i * kMaxPacketSize, kMaxPacketSize);
+      const Reflection r = core_.handle(d, now, buf, counters_);
+      if (!r.answer) continue;
+      m.peers[i] = d.peer;
+      const Endpoint* source = nullptr;
+      if (d.local) {
+        m.sources[i] = *d.local;
+        source = &m.sources[i];
+      }
+      if (r.delay.count() > 0) {
+        // Emulated delay (fabsim): answer later from a timer.
+        auto copy = std::make_shared<std::vector<uint8_t>>(buf.begin(), buf.begin() + static_cast<long>(r.size));
+        auto peer = std::make_shared<Endpoint>(d.peer);
+        auto src = std::make_shared<std::optional<Endpoint>>(d.local);
+        auto timer = std::make_shared<asio::steady_timer>(m.io, std::chrono::microseconds(r.delay.count()));
+        timer->async_wait([this, copy, peer, src, timer](const boost::system::error_code& ec) {
+          if (ec || impl_->stopped) return;
+          if (socket_.send_one(*copy, *peer, *src ? &**src : nullptr)) {
+            ++counters_.reflected;
+          } else {
+            ++counters_.send_failed;
+          }
+        });
+        continue;
+      }
+      m.out.push_back(Outgoing{std::span<const uint8_t>(buf.data(), r.size), &m.peers[i], source});
+    }
+    const size_t sent = socket_.send(m.out);
+    counters_.reflected += sent;
+    counters_.send_failed += m.out.size() - sent;
+    if (n < m.batch.capacity()) return;
+  }
+}
+
+}  // namespace medic::probes

@@ -1,0 +1,367 @@
+#include "probes/scheduler.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "probes/packet.h"
+#include "probes/sender.h"
+#include "probes/stats.h"
+#include "probes/udp.h"
+
+namespace medic::probes {
+
+void SchedulerConfig::validate() const {
+  if (!(round_s > 0)) throw std::invalid_argument("probe round must be positive");
+  if (per_round < 1) throw std::invalid_argument("probes per round must be at least 1");
+  if (!(max_rate > 0)) throw std::invalid_argument("probe rate must be positive");
+  if (!(timeout_s > 0)) throw std::invalid_argument("probe timeout must be positive");
+  if (window_rounds < 1) throw std::invalid_argument("probe window must be at least one round");
+}
+
+namespace {
+
+struct RoundCounts {
+  uint64_t sent = 0, lost = 0;
+};
+
+struct Session {
+  bool pinned = true;
+  fabric::LinkId link = fabric::kNone;
+  Flow flow;
+  std::vector<Path> candidates;  // path sessions
+  size_t socket = 0;
+  Endpoint target, source;
+  uint16_t ssid = 0;
+  uint32_t next_seq = 0;
+  std::vector<std::pair<uint32_t, Time>> outstanding;  // this round
+  uint64_t round_sent = 0, round_received = 0;
+  std::deque<RoundCounts> window;
+  std::deque<QuantileSketch> rtts;  // pinned sessions: per round
+  double last_rtt = -1, jitter = 0;
+};
+
+struct Sock {
+  UdpSocket sock;
+  std::string source;
+  uint16_t sport = 0;
+};
+
+}  // namespace
+
+struct ProbeScheduler::Impl {
+  EcmpModel ecmp;
+  std::vector<Session> sessions;
+  std::vector<Sock> sockets;
+  std::unordered_map<uint16_t, std::vector<size_t>> by_ssid;
+  size_t pinned = 0, paths = 0;
+  std::thread thread;
+  std::atomic<bool> stopping{false};
+  std::mutex mu;
+  std::vector<RoundResult> results;
+  int epfd = -1;
+
+  Impl(const fabric::Topology& t, uint64_t seed) : ecmp(t, seed) {}
+  ~Impl() {
+    if (epfd >= 0) ::close(epfd);
+  }
+};
+
+ProbeScheduler::ProbeScheduler(const fabric::Topology& topology, SchedulerConfig config, const Clock& clock)
+    : topology_(topology), config_(std::move(config)), clock_(clock) {
+  config_.validate();
+}
+
+ProbeScheduler::~ProbeScheduler() { stop(); }
+
+size_t ProbeScheduler::link_sessions() const { return impl_ ? impl_->pinned : 0; }
+size_t ProbeScheduler::path_sessions() const { return impl_ ? impl_->paths : 0; }
+
+std::vector<RoundResult> ProbeScheduler::take_results() {
+  if (!impl_) return {};
+  std::lock_guard lock(impl_->mu);
+  return std::exchange(impl_->results, {});
+}
+
+Status ProbeScheduler::start() {
+  impl_ = std::make_unique<Impl>(topology_, config_.seed);
+  Impl& m = *impl_;
+  const auto& t = topology_;
+  std::map<std::pair<std::string, uint16_t>, size_t> socket_of;
+  // A socket per probe source and source port. The sweep needs varied ports, not these
+  // ones: a port someone else holds is replaced by one the kernel picks, and the flow's path
+  // is worked out for the port actually used.
+  auto socket_for = [&](const std::string& source, uint16_t sport, bool v6) -> Result<size_t> {
+    const auto key = std::make_pair(source + (v6 ? "/6" : "/4"), sport);
+    if (const auto it = socket_of.find(key); it != socket_of.end()) return it->second;
+    const std::string netns = source.rfind("netns:", 0) == 0 ? source.substr(6) : "";
+    const std::string any = v6 ? "[::]:" : "0.0.0.0:";
+    auto s = UdpSocket::open(*Endpoint::parse(any + std::to_string(sport)), netns);
+    if (!s.ok() && sport != 0) s = UdpSocket::open(*Endpoint::parse(any + "0"), netns);
+    if (!s.ok()) return Error{"probe socket for " + source + " port " + std::to_string(sport) + ": " + s.error()};
+    const uint16_t bound = s->local().port();
+    m.sockets.push_back(Sock{std::move(*s), source, bound});
+    socket_of.emplace(key, m.sockets.size() - 1);
+    return m.sockets.size() - 1;
+  };
+  auto endpoint = [&](fabric::PortId p, uint16_t port) -> std::optional<Endpoint> {
+    const std::string& ip = t.port(p).ip;
+    if (ip.empty()) return std::nullopt;
+    auto e = Endpoint::parse(ip.find(':') != std::string::npos ? "[" + ip + "]:" + std::to_string(port)
+                                                                : ip + ":" + std::to_string(port));
+    if (!e.ok()) return std::nullopt;
+    return *e;
+  };
+  auto add_session = [&](Session s) {
+    s.ssid = static_cast<uint16_t>(m.sessions.size() & 0xffff);
+    m.by_ssid[s.ssid].push_back(m.sessions.size());
+    m.sessions.push_back(std::move(s));
+  };
+
+  const ProbePlan plan = make_plan(t, m.ecmp, config_.plan);
+  if (config_.link_pinned) {
+    for (const fabric::LinkId l : plan.pinned) {
+      const auto& link = t.link(l);
+      // From an end that can send to the far end's reflector.
+      for (const auto& [from, to] : {std::pair{link.a, link.b}, std::pair{link.b, link.a}}) {
+        const auto& sender = t.device(t.port(from).device);
+        const auto& reflector = t.device(t.port(to).device);
+        if (sender.probe_source.empty() || reflector.reflector_port == 0) continue;
+        const auto src = endpoint(from, 0), dst = endpoint(to, reflector.reflector_port);
+        if (!src || !dst || src->is_v6() != dst->is_v6()) continue;
+        auto sock = socket_for(sender.probe_source, 0, src->is_v6());
+        if (!sock.ok()) return Error{sock.error()};
+        Session s;
+        s.pinned = true;
+        s.link = l;
+        s.socket = *sock;
+        s.target = *dst;
+        s.source = *src;
+        add_session(std::move(s));
+        ++m.pinned;
+        break;
+      }
+    }
+  }
+  if (config_.paths) {
+    for (const Flow& f : plan.flows) {
+      const auto& sender = t.device(t.port(f.src).device);
+      const auto& reflector = t.device(t.port(f.dst).device);
+      if (sender.probe_source.empty() || reflector.reflector_port == 0) continue;
+      const auto src = endpoint(f.src, f.sport), dst = endpoint(f.dst, reflector.reflector_port);
+      if (!src || !dst || src->is_v6() != dst->is_v6()) continue;
+      auto sock = socket_for(sender.probe_source, f.sport, src->is_v6());
+      if (!sock.ok()) return Error{sock.error()};
+      Session s;
+      s.pinned = false;
+      s.flow = f;
+      s.flow.sport = m.sockets[*sock].sport;  // the port actually bound
+      s.flow.dport = reflector.reflector_port;
+      // A probe crosses its path there and the reply's path back: both are the evidence.
+      // When the hash is known the way back is known too (ECMP hashes the reversed
+      // 5-tuple, so it is often another path); otherwise it is taken to retrace the way there.
+      auto round_trip = [](Path there, const Path& back) {
+        for (const fabric::LinkId l : back) {
+          if (std::find(there.begin(), there.end(), l) == there.end()) there.push_back(l);
+        }
+        return there;
+      };
+      if (config_.paths_known) {
+        const Path there = m.ecmp.path_of(s.flow);
+        const Path back = m.ecmp.path_of({s.flow.dst, s.flow.src, s.flow.dport, s.flow.sport});
+        if (!there.empty() && !back.empty()) s.candidates.push_back(round_trip(there, back));
+      } else {
+        for (const Path& p : m.ecmp.paths(f.src, f.dst, 64)) s.candidates.push_back(p);
+      }
+      if (s.candidates.empty() || s.candidates.front().empty()) continue;
+      s.socket = *sock;
+      s.target = *dst;
+      s.source = *src;
+      add_session(std::move(s));
+      ++m.paths;
+    }
+  }
+  m.epfd = epoll_create1(EPOLL_CLOEXEC);
+  for (size_t i = 0; i < m.sockets.size(); ++i) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = i;
+    epoll_ctl(m.epfd, EPOLL_CTL_ADD, m.sockets[i].sock.fd(), &ev);
+  }
+  spdlog::info("prober: {} link-pinned and {} path sessions on {} sockets; {} probes per session per round",
+               m.pinned, m.paths, m.sockets.size(), config_.per_round);
+
+  m.thread = std::thread([this] {
+    Impl& im = *impl_;
+    const auto& cfg = config_;
+    ReceiveBatch batch(64, kMaxPacketSize + 1);
+    std::vector<uint8_t> tx(64 * kUnauthenticatedSize);
+    std::vector<std::vector<Outgoing>> per_socket(im.sockets.size());
+    std::vector<std::vector<uint8_t>> per_socket_buf(im.sockets.size());
+    epoll_event events[64];
+    const ErrorEstimate error = ErrorEstimate::from_seconds(1e-3, false);
+
+    auto receive = [&](int timeout_ms) {
+      const int n = epoll_wait(im.epfd, events, 64, timeout_ms);
+      for (int e = 0; e < n; ++e) {
+        Sock& s = im.sockets[events[e].data.u64];
+        while (true) {
+          const size_t got = s.sock.receive(batch);
+          for (const Datagram& d : batch.datagrams().first(got)) {
+            auto rp = decode_reflector(d.data, Mode::unauthenticated, nullptr);
+            if (!rp.ok()) {
+              ++counters_.late_or_foreign;
+              continue;
+            }
+            Session* match = nullptr;
+            if (const auto it = im.by_ssid.find(rp->ssid); it != im.by_ssid.end()) {
+              for (const size_t idx : it->second) {
+                Session& c = im.sessions[idx];
+                if (&im.sockets[c.socket] == &s && c.target.same_host(d.peer)) {
+                  match = &c;
+                  break;
+                }
+              }
+            }
+            if (match == nullptr) {
+              ++counters_.late_or_foreign;
+              continue;
+            }
+            auto& out = match->outstanding;
+            const auto o = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.first == rp->sender_seq; });
+            if (o == out.end()) {
+              ++counters_.late_or_foreign;
+              continue;
+            }
+            const double rtt = round_trip_s(o->second, from_ntp(rp->receive_timestamp), from_ntp(rp->timestamp), d.received);
+            out.erase(o);
+            ++match->round_received;
+            ++counters_.received;
+            if (match->pinned) {
+              match->rtts.back().add(rtt);
+              if (match->last_rtt >= 0) match->jitter += (std::abs(rtt - match->last_rtt) - match->jitter) / 16.0;
+              match->last_rtt = rtt;
+            }
+          }
+          if (got < batch.capacity()) break;
+        }
+      }
+    };
+
+    int round = 0;
+    while (!im.stopping) {
+      const size_t n_sessions = im.sessions.size();
+      if (n_sessions == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        continue;
+      }
+      const uint64_t total = static_cast<uint64_t>(n_sessions) * static_cast<uint64_t>(cfg.per_round);
+      const double duration = std::max(cfg.round_s, static_cast<double>(total) / cfg.max_rate);
+      for (Session& s : im.sessions) {
+        s.outstanding.clear();
+        s.round_sent = s.round_received = 0;
+        if (s.pinned) s.rtts.emplace_back(0.01);
+      }
+      const auto start = std::chrono::steady_clock::now();
+      uint64_t done = 0;
+      while (done < total && !im.stopping) {
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const uint64_t due = std::min<uint64_t>(total, static_cast<uint64_t>(elapsed / duration * static_cast<double>(total)) + 1);
+        for (auto& v : per_socket) v.clear();
+        // Buffers must stay put while the batch is built: size them for this tick first.
+        const uint64_t this_tick = due > done ? due - done : 0;
+        tx.resize(std::max<size_t>(tx.size(), this_tick * kUnauthenticatedSize));
+        const Time now = clock_.now();
+        for (uint64_t k = 0; k < this_tick; ++k) {
+          Session& s = im.sessions[(done + k) % n_sessions];
+          SenderPacket p;
+          p.seq = s.next_seq++;
+          p.timestamp = to_ntp(now);
+          p.error = error;
+          p.ssid = s.ssid;
+          std::span<uint8_t> slot(tx.data() + k * kUnauthenticatedSize, kUnauthenticatedSize);
+          encode(p, Mode::unauthenticated, nullptr, slot, kUnauthenticatedSize);
+          s.outstanding.emplace_back(p.seq, now);
+          ++s.round_sent;
+          per_socket[s.socket].push_back(Outgoing{slot, &s.target, &s.source});
+        }
+        for (size_t i = 0; i < per_socket.size(); ++i) {
+          if (per_socket[i].empty()) continue;
+          const size_t sent = im.sockets[i].sock.send(per_socket[i]);
+          counters_.sent += sent;
+          counters_.send_failed += per_socket[i].size() - sent;
+        }
+        done += this_tick;
+        receive(5);
+      }
+      // Stragglers.
+      const auto wait_until = std::chrono::steady_clock::now() +
+                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(cfg.timeout_s));
+      while (std::chrono::steady_clock::now() < wait_until && !im.stopping) receive(10);
+      if (im.stopping) break;
+
+      // Close the round: window sums, link stats, localization.
+      RoundResult r;
+      r.at = clock_.now();
+      r.round = ++round;
+      r.sessions = n_sessions;
+      r.round_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::vector<LinkObservation> links;
+      std::vector<PathObservation> paths;
+      for (Session& s : im.sessions) {
+        s.window.push_back({s.round_sent, s.round_sent - std::min(s.round_sent, s.round_received)});
+        r.sent += s.round_sent;
+        r.received += s.round_received;
+        while (static_cast<int>(s.window.size()) > cfg.window_rounds) s.window.pop_front();
+        while (static_cast<int>(s.rtts.size()) > cfg.window_rounds) s.rtts.pop_front();
+        RoundCounts sum;
+        for (const auto& w : s.window) {
+          sum.sent += w.sent;
+          sum.lost += w.lost;
+        }
+        if (s.pinned) {
+          links.push_back({s.link, sum.sent, sum.lost});
+          QuantileSketch all(0.01);
+          for (const auto& q : s.rtts) all.merge(q);
+          LinkProbeStats ls;
+          ls.link = s.link;
+          ls.sent = sum.sent;
+          ls.lost = sum.lost;
+          if (all.count() > 0) {
+            ls.rtt_min_s = all.min();
+            ls.rtt_p50_s = *all.quantile(0.5);
+            ls.rtt_p99_s = *all.quantile(0.99);
+          }
+          ls.jitter_s = s.jitter;
+          r.links.push_back(ls);
+        } else {
+          paths.push_back({s.candidates, sum.sent, sum.lost});
+        }
+      }
+      r.verdicts = localize(topology_, links, paths, cfg.localize);
+      ++counters_.rounds;
+      {
+        std::lock_guard lock(im.mu);
+        im.results.push_back(std::move(r));
+        if (im.results.size() > 16) im.results.erase(im.results.begin());  // nobody is taking them
+      }
+    }
+  });
+  return Ok{};
+}
+
+void ProbeScheduler::stop() {
+  if (!impl_) return;
+  impl_->stopping = true;
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace medic::probes

@@ -1,0 +1,90 @@
+// medicd's prober: every round, each session (link-pinned: one end of a link to the far
+// end's address; path: a host NIC to another host's NIC with a source port that picks one
+// of the ECMP paths) gets a few STAMP probes, spread over the round and capped at a probe
+// rate. After each round the last window of rounds is summed per link and per flow and
+// localization says which links lose packets. Runs on its own thread; results are taken by
+// the daemon's poll loop.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "common/time.h"
+#include "fabric/topology.h"
+#include "probes/ecmp.h"
+#include "probes/localize.h"
+#include "probes/plan.h"
+
+namespace medic::probes {
+
+struct SchedulerConfig {
+  double round_s = 10;        // every session is probed `per_round` times per round
+  int per_round = 10;
+  double max_rate = 20000;    // probes per second over all sessions (the round stretches to fit)
+  double timeout_s = 1.0;     // unanswered this long after sending: lost
+  int window_rounds = 6;      // localization looks at this many rounds (about the detectors' minute)
+  bool link_pinned = true;
+  bool paths = true;
+  bool paths_known = true;    // the fabric hashes as EcmpModel does (fabsim); else all ECMP paths are candidates
+  PlanConfig plan;
+  LocalizeConfig localize;
+  uint64_t seed = 1;
+  void validate() const;      // throws std::invalid_argument
+};
+
+// One link's link-pinned results over the window.
+struct LinkProbeStats {
+  fabric::LinkId link = fabric::kNone;
+  uint64_t sent = 0, lost = 0;
+  double rtt_min_s = 0, rtt_p50_s = 0, rtt_p99_s = 0, jitter_s = 0;
+};
+
+struct RoundResult {
+  Time at{};
+  int round = 0;
+  uint64_t sent = 0, received = 0;  // this round
+  size_t sessions = 0;
+  std::vector<LinkProbeStats> links;   // link-pinned, over the window
+  std::vector<LinkVerdict> verdicts;   // localization over the window
+  double round_s = 0;                  // how long the round took (stretched by the rate cap)
+};
+
+struct SchedulerCounters {
+  std::atomic<uint64_t> rounds{0};
+  std::atomic<uint64_t> sent{0};
+  std::atomic<uint64_t> received{0};
+  std::atomic<uint64_t> late_or_foreign{0};  // replies to nothing outstanding
+  std::atomic<uint64_t> send_failed{0};
+};
+
+class ProbeScheduler {
+ public:
+  ProbeScheduler(const fabric::Topology& topology, SchedulerConfig config, const Clock& clock);
+  ~ProbeScheduler();
+
+  // Plans the sessions and opens the sockets (one per probe source and source port, in the
+  // source's network namespace); starts the thread. Errors name the socket that failed.
+  Status start();
+  void stop();
+
+  size_t link_sessions() const;
+  size_t path_sessions() const;
+  std::vector<RoundResult> take_results();
+  const SchedulerCounters& counters() const { return counters_; }
+
+ private:
+  struct Impl;
+  const fabric::Topology& topology_;
+  SchedulerConfig config_;
+  const Clock& clock_;
+  SchedulerCounters counters_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace medic::probes

@@ -1,0 +1,73 @@
+// Statistics for probe results: loss with a Wilson score interval, RTT quantiles from a
+// streaming sketch with bounded relative error, jitter, reordering and duplicates.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace medic::probes {
+
+// Wilson score interval for a binomial proportion (lost of sent) at z standard deviations
+// (1.96: 95%, 2.58: 99%). {0, 0} ... {lower, upper} in [0, 1]; {0, 1} when sent is 0.
+struct Interval {
+  double lower = 0, upper = 1;
+};
+Interval wilson(uint64_t lost, uint64_t sent, double z = 1.96);
+
+// A quantile sketch in the manner of DDSketch: values are counted in buckets whose
+// boundaries grow geometrically, so every quantile is returned within `relative_error` of
+// the true value, in memory logarithmic in the range, and sketches merge by adding buckets.
+class QuantileSketch {
+ public:
+  explicit QuantileSketch(double relative_error = 0.01);
+  void add(double value);  // values <= 0 are counted in a zero bucket
+  void merge(const QuantileSketch& other);
+  // q in [0, 1]; nullopt when empty.
+  std::optional<double> quantile(double q) const;
+  uint64_t count() const { return count_; }
+  double min() const { return min_; }
+  double max() const { return max_; }
+  void clear();
+
+ private:
+  int key(double v) const;
+  double value_of(int key) const;
+  double gamma_, log_gamma_;
+  int offset_ = 0;  // key of buckets_[0]
+  std::vector<uint64_t> buckets_;
+  uint64_t zeros_ = 0, count_ = 0;
+  double min_ = 0, max_ = 0;
+};
+
+// One session's replies, in arrival order: loss, duplicates, reordering, RTT and jitter.
+class SessionStats {
+ public:
+  void sent(uint32_t seq);
+  // A reply for `seq`, with its round-trip time (and one-way delays when both clocks are
+  // synchronized; NAN otherwise).
+  void received(uint32_t seq, double rtt_s, double forward_s = 0.0 / 0.0, double backward_s = 0.0 / 0.0);
+
+  uint64_t sent_count() const { return sent_; }
+  uint64_t received_count() const { return received_; }  // distinct sequence numbers answered
+  uint64_t lost() const { return sent_ >= received_ ? sent_ - received_ : 0; }
+  uint64_t duplicates() const { return duplicates_; }
+  uint64_t reordered() const { return reordered_; }  // replies arriving after a later sequence number
+  double jitter_s() const { return jitter_; }        // RFC 3550 interarrival jitter of the RTT
+  const QuantileSketch& rtt() const { return rtt_; }
+  const QuantileSketch& forward() const { return forward_; }
+  const QuantileSketch& backward() const { return backward_; }
+  Interval loss_interval(double z = 1.96) const { return wilson(lost(), sent_, z); }
+
+ private:
+  uint64_t sent_ = 0, received_ = 0, duplicates_ = 0, reordered_ = 0;
+  uint32_t highest_ = 0;
+  bool any_ = false;
+  std::vector<uint64_t> seen_;  // bitmap of answered sequence numbers (relative to first_)
+  uint32_t first_ = 0;
+  bool first_set_ = false;
+  double last_rtt_ = 0, jitter_ = 0;
+  QuantileSketch rtt_, forward_, backward_;
+};
+
+}  // namespace medic::probes
