@@ -13,13 +13,19 @@
 # topology names them (eth1.. on switches, nic0 on hosts). Every switch and host runs the
 # real prometheus-node-exporter (Debian package) on its management address 198.19.0.N:9100,
 # reached from a management namespace over a bridge. medicd runs inside that management
-# namespace and reaches PostgreSQL over its Unix socket.
+# namespace and reaches PostgreSQL over its Unix socket. Every node also runs medic-reflector
+# (STAMP) on port 862, so medicd can probe every link from one end to the other and every
+# host from the other.
 #
 #   testbed/clos.sh up DIR          build it; DIR keeps the state (names, pids) and topology.json
 #   testbed/clos.sh down DIR        stop every process it started (by pid) and delete the namespaces
 #   testbed/clos.sh ns DIR NODE     print the namespace name of a node (r1, c2, h1, mgmt, ...)
 #   testbed/clos.sh flap DIR NODE IFACE COUNT PERIOD_S DOWN_S
 #                                   take an interface down and up COUNT times (a real flap)
+#   testbed/clos.sh lossy DIR NODE IFACE PERCENT
+#                                   drop PERCENT% of what arrives on an interface (nftables numgen):
+#                                   a gray failure no interface counter shows
+#   testbed/clos.sh clean DIR NODE  remove that rule
 set -euo pipefail
 
 cmd=${1:-}
@@ -27,6 +33,8 @@ dir=${2:-}
 [[ -n $cmd && -n $dir ]] || { echo "usage: testbed/clos.sh up|down|ns|flap DIR ..." >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || { echo "testbed: needs root (network namespaces)" >&2; exit 1; }
 EXPORTER=${MEDIC_NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REFLECTOR=${MEDIC_REFLECTOR:-$ROOT/build/probes/medic-reflector}
 
 NODES=(c1 c2 r1 r2 h1 h2)
 # link: nodeA ifA addrA nodeB ifB addrB
@@ -49,6 +57,7 @@ ns_of() { echo "$(state_prefix)-$1"; }
 up() {
   mkdir -p "$dir"
   [[ -x $EXPORTER ]] || { echo "testbed: $EXPORTER missing; run scripts/setup" >&2; exit 1; }
+  [[ -x $REFLECTOR ]] || { echo "testbed: $REFLECTOR missing; run scripts/build (or set MEDIC_REFLECTOR)" >&2; exit 1; }
   local prefix="mt$$"
   echo "$prefix" >"$dir/prefix"
   : >"$dir/pids"
@@ -104,6 +113,11 @@ up() {
       >"$dir/exporter-$n.log" 2>&1 &
     echo "$!" >>"$dir/pids"
   done
+  # A STAMP reflector in every node, answering on all its addresses.
+  for n in "${NODES[@]}"; do
+    ip netns exec "$prefix-$n" "$REFLECTOR" --listen 0.0.0.0:862 --rate-limit 0 >"$dir/reflector-$n.log" 2>&1 &
+    echo "$!" >>"$dir/pids"
+  done
   for n in "${NODES[@]}"; do
     local ok=""
     for _ in $(seq 1 100); do
@@ -111,6 +125,10 @@ up() {
       sleep 0.1
     done
     [[ -n $ok ]] || { echo "testbed: node_exporter on $n did not start" >&2; cat "$dir/exporter-$n.log" >&2; exit 1; }
+  done
+  for n in "${NODES[@]}"; do
+    for _ in $(seq 1 100); do grep -q "medic-reflector on" "$dir/reflector-$n.log" 2>/dev/null && break; sleep 0.05; done
+    grep -q "medic-reflector on" "$dir/reflector-$n.log" || { echo "testbed: reflector on $n did not start" >&2; cat "$dir/reflector-$n.log" >&2; exit 1; }
   done
   write_topology
   echo "testbed up: namespaces $prefix-{mgmt,${NODES[*]// /,}}, topology $dir/topology.json"
@@ -123,7 +141,8 @@ write_topology() {
     [[ $n == r* ]] && role=rtsw
     sw+="${sw:+,}
     {\"name\": \"$n\", \"role\": \"$role\", \"zone\": 1, \"telemetry\": \"http://$(mgmt_addr "$n"):9100/metrics\",
-     \"driver\": {\"kind\": \"netns\", \"url\": \"netns:$(ns_of "$n")\"}}"
+     \"driver\": {\"kind\": \"netns\", \"url\": \"netns:$(ns_of "$n")\"},
+     \"probe\": {\"source\": \"netns:$(ns_of "$n")\", \"reflector_port\": 862}}"
   done
   cat >"$dir/topology.json" <<JSON
 {
@@ -131,16 +150,18 @@ write_topology() {
   "switches": [$sw
   ],
   "hosts": [
-    {"name": "h1", "zone": 1, "nics": ["nic0"], "telemetry": "http://$(mgmt_addr h1):9100/metrics"},
-    {"name": "h2", "zone": 1, "nics": ["nic0"], "telemetry": "http://$(mgmt_addr h2):9100/metrics"}
+    {"name": "h1", "zone": 1, "nics": ["nic0"], "telemetry": "http://$(mgmt_addr h1):9100/metrics",
+     "probe": {"source": "netns:$(ns_of h1)", "reflector_port": 862}},
+    {"name": "h2", "zone": 1, "nics": ["nic0"], "telemetry": "http://$(mgmt_addr h2):9100/metrics",
+     "probe": {"source": "netns:$(ns_of h2)", "reflector_port": 862}}
   ],
   "links": [
-    {"a": "h1:nic0", "b": "r1:eth1", "speed_gbps": 400},
-    {"a": "h2:nic0", "b": "r2:eth1", "speed_gbps": 400},
-    {"a": "r1:eth2", "b": "c1:eth1", "speed_gbps": 400},
-    {"a": "r1:eth3", "b": "c2:eth1", "speed_gbps": 400},
-    {"a": "r2:eth2", "b": "c1:eth2", "speed_gbps": 400},
-    {"a": "r2:eth3", "b": "c2:eth2", "speed_gbps": 400}
+    {"a": "h1:nic0", "b": "r1:eth1", "speed_gbps": 400, "a_ip": "198.18.1.1", "b_ip": "198.18.1.0"},
+    {"a": "h2:nic0", "b": "r2:eth1", "speed_gbps": 400, "a_ip": "198.18.2.1", "b_ip": "198.18.2.0"},
+    {"a": "r1:eth2", "b": "c1:eth1", "speed_gbps": 400, "a_ip": "198.18.3.0", "b_ip": "198.18.3.1"},
+    {"a": "r1:eth3", "b": "c2:eth1", "speed_gbps": 400, "a_ip": "198.18.4.0", "b_ip": "198.18.4.1"},
+    {"a": "r2:eth2", "b": "c1:eth2", "speed_gbps": 400, "a_ip": "198.18.5.0", "b_ip": "198.18.5.1"},
+    {"a": "r2:eth3", "b": "c2:eth2", "speed_gbps": 400, "a_ip": "198.18.6.0", "b_ip": "198.18.6.1"}
   ],
   "capacity_groups": [
     {"name": "r1 uplinks", "kind": "tor_uplinks", "floor": 0.5, "links": ["r1:eth2", "r1:eth3"]},
@@ -172,6 +193,19 @@ case $cmd in
   up) up ;;
   down) down ;;
   ns) ns_of "$3" ;;
+  lossy)
+    ns=$(ns_of "$3")
+    # Prerouting sees what the interface receives, whether it is for the node or forwarded.
+    ip netns exec "$ns" nft -f - <<NFT
+table inet medic_testbed {
+  chain loss {
+    type filter hook prerouting priority -300; policy accept;
+    iifname "$4" numgen random mod 100 < $5 drop
+  }
+}
+NFT
+    ;;
+  clean) ip netns exec "$(ns_of "$3")" nft delete table inet medic_testbed 2>/dev/null || true ;;
   flap)
     node=$3 iface=$4 count=$5 period=$6 downtime=$7
     ns=$(ns_of "$node")

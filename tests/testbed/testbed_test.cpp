@@ -22,7 +22,8 @@ class Testbed : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(geteuid(), 0u) << "the testbed builds network namespaces and needs root (CI runs as root)";
-    const auto [code, out] = testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "up", dir_.path()}, 90s);
+    const auto [code, out] = testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "up", dir_.path()}, 90s,
+                                                  {std::string("MEDIC_REFLECTOR=") + MEDIC_REFLECTOR_BIN});
     up_ = code == 0;
     ASSERT_EQ(code, 0) << out;
   }
@@ -50,7 +51,7 @@ TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {
   const std::string db = tdb.socket_url();
   testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
                                         dir_.file("topology.json"), "--db", db, "--poll-interval", "0.5",
-                                        "--dry-run"});
+                                        "--dry-run", "--no-probe"});
   // Ready once the inventory is in and a few polls have made baselines.
   ASSERT_TRUE(testing::eventually(
       [&] {
@@ -89,6 +90,42 @@ TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {
       << medicd.output();
   // Nothing else in the fabric was wrong, and every exporter answered.
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "1") << medicd.output();
+  EXPECT_TRUE(medicd.signal(SIGTERM));
+  EXPECT_TRUE(medicd.wait(20s).has_value());
+}
+
+// A gray failure: an nftables rule in c1 drops a fifth of what arrives on c1:eth1 (from r1).
+// No interface counter shows it; the STAMP probes medicd sends from inside the namespaces
+// (to the medic-reflector in every node) lose packets, localization names r1:eth2--c1:eth1,
+// and a gray_failure incident opens for exactly that link.
+TEST_F(Testbed, RealLossFromNftablesIsLocalizedToItsLink) {
+  testing::TestDatabase tdb;
+  const std::string db = tdb.socket_url();
+  testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
+                                        dir_.file("topology.json"), "--db", db, "--poll-interval", "0.5", "--dry-run",
+                                        "--probe-round", "1", "--probe-per-round", "30", "--probe-timeout", "0.5",
+                                        "--probe-paths-unknown"});
+  ASSERT_TRUE(testing::eventually([&] { return medicd.output().find("medicd ready") != std::string::npos; }, 60s))
+      << medicd.output();
+  EXPECT_NE(medicd.output().find("6 link-pinned"), std::string::npos) << medicd.output();
+  // A few clean rounds first: probing a healthy fabric opens nothing.
+  std::this_thread::sleep_for(6s);
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "0") << medicd.output();
+
+  const auto [code, out] = testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "lossy", dir_.path(), "c1", "eth1", "20"}, 30s);
+  ASSERT_EQ(code, 0) << out;
+  ASSERT_TRUE(testing::eventually(
+      [&] { return tdb.scalar("SELECT count(*) FROM incidents WHERE link = 'r1:eth2--c1:eth1'") == "1"; }, 60s))
+      << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT class FROM incidents WHERE link = 'r1:eth2--c1:eth1'"), "gray_failure");
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings f JOIN incidents i ON f.incident_id = i.id "
+                       "WHERE i.link = 'r1:eth2--c1:eth1' AND f.kind = 'probe_loss' AND "
+                       "(f.evidence->>'link_pinned')::float = 1"),
+            "1");
+  // The counters of that link stayed clean and nothing else was blamed.
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings WHERE kind NOT IN ('probe_loss', 'probe_latency')"), "0");
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "1") << medicd.output();
+  testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "clean", dir_.path(), "c1"}, 30s);
   EXPECT_TRUE(medicd.signal(SIGTERM));
   EXPECT_TRUE(medicd.wait(20s).has_value());
 }
