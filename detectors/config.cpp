@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/json.h"
 #include "common/strings.h"
 
 namespace medic::detectors {
@@ -132,12 +133,9 @@ void DetectorConfig::validate(const std::string& source) const {
 }
 
 DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e999)
-    throw ConfigError(source + ": invalid JSON: " + e.what());
-  }
+  auto parsed = parse_json(text, source);
+  if (!parsed) throw ConfigError(parsed.error());
+  const json doc = std::move(*parsed);
   Reader r(source);
   if (!doc.is_object()) r.fail("$", "expected an object");
   r.keys(doc, "$", {"version", "flap", "optics", "corruption", "fec", "pfc", "stale", "probe"});
@@ -218,6 +216,11 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   c.probe.latency_floor = from_seconds(floor_ms / 1000);
   double clear = c.probe.clear_rounds;
   r.number(probe, "$.probe", "clear_rounds", clear);
+  // A count of rounds: a whole number an int holds (casting 2.5 would truncate it silently,
+  // 1e12 would be undefined).
+  if (clear < 1) r.fail("$.probe.clear_rounds", "must be at least 1");
+  if (clear > 1'000'000) r.fail("$.probe.clear_rounds", "must be at most 1000000");
+  if (clear != std::floor(clear)) r.fail("$.probe.clear_rounds", "must be a whole number of rounds, got " + json(clear).dump());
   c.probe.clear_rounds = static_cast<int>(clear);
 
   c.validate(source);

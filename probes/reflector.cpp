@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/asio.h"
@@ -19,18 +20,15 @@ std::string host_key(const Endpoint& e) {
 }
 }  // namespace
 
-ReflectorCore::ReflectorCore(ReflectorOptions options) : options_(std::move(options)) {}
+ReflectorCore::ReflectorCore(ReflectorOptions options)
+    : options_(std::move(options)), buckets_(options_.max_tracked), sessions_(options_.max_tracked) {}
 
 bool ReflectorCore::admit(const Endpoint& peer, Time now) {
   if (options_.rate_limit_pps <= 0) return true;
-  const std::string key = host_key(peer);
-  auto it = buckets_.find(key);
-  if (it == buckets_.end()) {
-    if (buckets_.size() >= options_.max_tracked) buckets_.clear();  // a flood of sources: start over
-    it = buckets_.emplace(key, Bucket{options_.burst, now}).first;
-  }
-  Bucket& b = it->second;
-  b.tokens = std::min(options_.burst, b.tokens + seconds(now - b.last) * options_.rate_limit_pps);
+  Bucket& b = buckets_.get(host_key(peer), Bucket{options_.burst, now});
+  // Datagram times are the wall clock, which may step back: that adds nothing, takes nothing.
+  const double elapsed = std::max(0.0, seconds(now - b.last));
+  b.tokens = std::min(options_.burst, b.tokens + elapsed * options_.rate_limit_pps);
   b.last = now;
   if (b.tokens < 1) return false;
   b.tokens -= 1;
@@ -73,12 +71,7 @@ Reflection ReflectorCore::handle(const Datagram& d, Time sent_at, std::span<uint
     key.push_back(static_cast<char>(d.peer.port()));
     key.push_back(static_cast<char>(sp->ssid >> 8));
     key.push_back(static_cast<char>(sp->ssid));
-    auto it = sessions_.find(key);
-    if (it == sessions_.end()) {
-      if (sessions_.size() >= options_.max_tracked) sessions_.clear();
-      it = sessions_.emplace(key, 0).first;
-    }
-    rp.seq = it->second++;
+    rp.seq = sessions_.get(key, 0)++;
   } else {
     rp.seq = sp->seq;  // stateless: the sender's own number
   }

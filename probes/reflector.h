@@ -6,9 +6,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <iterator>
+#include <list>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/time.h"
@@ -27,7 +30,7 @@ struct ReflectorOptions {
   bool stateful = false;         // own sequence numbers per session (tells forward from reverse loss)
   double rate_limit_pps = 20000; // answers per second per source address (0: no limit)
   double burst = 2000;           // tokens a source may save up
-  size_t max_tracked = 100000;   // sources and sessions remembered (the oldest forgotten first)
+  size_t max_tracked = 100000;   // sources and sessions remembered (the least recently seen forgotten first)
   ErrorEstimate error;           // this clock's error (S set when synchronized)
 };
 
@@ -47,6 +50,39 @@ struct Reflection {
   size_t size = 0;          // reply length (the received length: symmetric size)
   Duration delay{};         // hold the reply this long (fabsim's emulated delay)
 };
+
+namespace internal {
+// At most `capacity` keys; a new key beyond that forgets the least recently used one, so a
+// flood of new sources or sessions never resets the state of those still active.
+template <class V>
+class RecentMap {
+ public:
+  explicit RecentMap(size_t capacity) : capacity_(capacity > 0 ? capacity : 1) {}
+  // The value under `key` (added as `initial` if absent); it becomes the most recent.
+  V& get(const std::string& key, const V& initial) {
+    if (auto it = index_.find(key); it != index_.end()) {
+      items_.splice(items_.begin(), items_, it->second);
+      return it->second->second;
+    }
+    if (index_.size() >= capacity_) {
+      index_.erase(items_.back().first);  // reuse the oldest node
+      items_.splice(items_.begin(), items_, std::prev(items_.end()));
+      items_.front() = {key, initial};
+    } else {
+      items_.emplace_front(key, initial);
+    }
+    index_.emplace(key, items_.begin());
+    return items_.front().second;
+  }
+  size_t size() const { return index_.size(); }
+
+ private:
+  using Items = std::list<std::pair<std::string, V>>;  // most recently used first
+  size_t capacity_;
+  Items items_;
+  std::unordered_map<std::string, typename Items::iterator> index_;
+};
+}  // namespace internal
 
 // Decides, per packet, whether and what to answer. Pure: no clock, no socket.
 class ReflectorCore {
@@ -68,8 +104,8 @@ class ReflectorCore {
     double tokens;
     Time last;
   };
-  std::unordered_map<std::string, Bucket> buckets_;
-  std::unordered_map<std::string, uint32_t> sessions_;  // stateful sequence numbers
+  internal::RecentMap<Bucket> buckets_;
+  internal::RecentMap<uint32_t> sessions_;  // stateful sequence numbers
   Policy policy_;
 };
 

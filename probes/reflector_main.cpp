@@ -31,8 +31,19 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // A command line CLI11 refuses is bad input: exit 2, as for a malformed --listen (CLI11's
+    // own codes, 105 and up, mean nothing to a caller); --help still exits 0.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   spdlog::set_level(spdlog::level::from_str(log_level));
+  if (burst < 1) {
+    // Each answer spends a whole token: below one, every source would be refused forever.
+    std::fprintf(stderr, "medic-reflector: --burst must be at least 1\n");
+    return 2;
+  }
 
   auto ep = Endpoint::parse(listen);
   if (!ep.ok()) {
@@ -62,10 +73,6 @@ int main(int argc, char** argv) {
   SystemClock clock;
   Reflector reflector(io, std::move(*sock), opt, clock);
   reflector.start();
-  std::printf("medic-reflector on %s (%s, %s)\n", reflector.local().str().c_str(),
-              opt.mode == Mode::authenticated ? "authenticated" : "unauthenticated",
-              stateful ? "stateful" : "stateless");
-  std::fflush(stdout);
 
   auto report = [&] {
     const auto& c = reflector.counters();
@@ -101,6 +108,11 @@ int main(int argc, char** argv) {
     });
   };
   schedule();
+  // Only now that SIGTERM and SIGUSR1 are handled: whoever waits for this line may signal.
+  std::printf("medic-reflector on %s (%s, %s)\n", reflector.local().str().c_str(),
+              opt.mode == Mode::authenticated ? "authenticated" : "unauthenticated",
+              stateful ? "stateful" : "stateless");
+  std::fflush(stdout);
   io.run();
   report();
   return 0;

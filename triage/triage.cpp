@@ -228,6 +228,9 @@ TriageResult Triage::process(std::span<const Finding> findings, Time now, std::s
       const bool probe_incident = u.cls == IncidentClass::gray_failure;
       if (probe_finding != probe_incident && !is_device_class(u.cls)) {
         u.corroborated = true;
+        // The finding that made it critical names it, as any rise does (the stored
+        // incident's summary is replaced when its severity rises).
+        if (u.severity < Severity::critical) u.summary = f->summary;
         u.severity = Severity::critical;
       }
     }

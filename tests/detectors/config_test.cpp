@@ -215,14 +215,12 @@ TEST(DetectorConfig, PfcLimits) {
 
 TEST(DetectorConfig, InvalidJson) {
   EXPECT_EQ(error_of("{\"flap\": "),
-            "t.json: invalid JSON: [json.exception.parse_error.101] parse error at line 1, column 10: syntax error "
-            "while parsing value - unexpected end of input; expected '[', '{', or a literal");
+            "t.json: line 1, column 10: invalid JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
   // A number too large for a double is the file's fault, not a crash.
   EXPECT_EQ(error_of(R"({"corruption": {"min_errors": 1e999}})"),
             "t.json: invalid JSON: [json.exception.out_of_range.406] number overflow parsing '1e999'");
   EXPECT_EQ(error_of(""),
-            "t.json: invalid JSON: [json.exception.parse_error.101] parse error at line 1, column 1: syntax error "
-            "while parsing value - unexpected end of input; expected '[', '{', or a literal");
+            "t.json: line 1, column 1: invalid JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
 }
 
 TEST(DetectorConfig, FilesAreNamedInTheirErrors) {

@@ -153,7 +153,7 @@ class PipelineTest : public ::testing::Test {
   PipelineTest() : detector_config(detectors::DetectorConfig::load_file(testing::source_dir() + "/data/detectors.json")) {}
 
   // One poll at kT0 + n * 10 s, with the bodies rendered from `fabric` unless overridden.
-  PollOutcome poll(Pipeline& p, int n, const Overrides& o = {}) {
+  PollOutcome poll(Pipeline& p, int n, const Overrides& o = {}, std::span<const probes::RoundResult> rounds = {}) {
     const Time t = at(n);
     const std::string prom = o.rtsw1_body ? o.rtsw1_body : fabric.prometheus();
     const std::string oc = o.ctsw1_body ? o.ctsw1_body : fabric.openconfig();
@@ -169,7 +169,7 @@ class PipelineTest : public ::testing::Test {
     answers[1].answered = true;
     answers[1].format = telemetry::detect_format("application/json", oc);
     answers[1].body = oc;
-    return p.poll(answers, t);
+    return p.poll(answers, t, {}, rounds);
   }
   static Time at(int n) { return kT0 + n * kPoll; }
 
@@ -422,6 +422,129 @@ TEST_F(PipelineTest, CounterResetsMakeNoFalseFindings) {
   ASSERT_EQ(out.findings.size(), 1u);
   EXPECT_EQ(out.findings[0].kind, FindingKind::link_flap);
   EXPECT_EQ(out.findings[0].link, l1);
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Probe rounds
+
+size_t probe_findings(const PollOutcome& out, fabric::LinkId l) {
+  size_t n = 0;
+  for (const auto& f : out.findings) n += f.kind == FindingKind::probe_loss && f.link == l ? 1 : 0;
+  return n;
+}
+
+// A prober's round finished at `t` naming `link` as losing `loss` of its probes.
+probes::RoundResult lossy_round(Time t, int round, fabric::LinkId link, double loss) {
+  probes::RoundResult r;
+  r.at = t;
+  r.round = round;
+  r.sent = 400;
+  r.received = 380;
+  r.sessions = 20;
+  probes::LinkVerdict v;
+  v.link = link;
+  v.loss = loss;
+  v.confidence = 0.9;
+  v.probes = 240;
+  v.method = "link-pinned";
+  r.verdicts.push_back(v);
+  return r;
+}
+
+TEST_F(PipelineTest, ProbeRoundsBecomeFindingsThatGoThroughTriage) {
+  Pipeline p(topo, map, detector_config);
+  poll(p, 0);
+  // Counters clean, probes losing 5% across the first link: a gray failure.
+  fabric.traffic();
+  const std::vector<probes::RoundResult> rounds = {lossy_round(at(1) - seconds(4), 7, l1, 0.05)};
+  PollOutcome out = poll(p, 1, {}, rounds);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].kind, FindingKind::probe_loss);
+  EXPECT_EQ(out.findings[0].severity, Severity::critical);
+  EXPECT_EQ(out.findings[0].link, l1);
+  EXPECT_EQ(out.findings[0].observed_at, at(1) - seconds(4));  // when the round ended
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  const triage::IncidentUpdate& u = out.triage.updates[0];
+  EXPECT_TRUE(u.is_new());
+  EXPECT_EQ(u.cls, triage::IncidentClass::gray_failure);
+  EXPECT_EQ(u.link, l1);
+  EXPECT_EQ(u.severity, Severity::critical);
+  EXPECT_FALSE(u.corroborated);
+  p.triage().bind(u, 1);
+
+  // The same verdict in the next rounds is no news; no rounds at all is no news either.
+  fabric.traffic();
+  const std::vector<probes::RoundResult> more = {lossy_round(at(2) - seconds(8), 8, l1, 0.05),
+                                                 lossy_round(at(2) - seconds(1), 9, l1, 0.06)};
+  out = poll(p, 2, {}, more);
+  EXPECT_THAT(out.findings, IsEmpty());
+  EXPECT_THAT(out.triage.updates, IsEmpty());
+  fabric.traffic();
+  EXPECT_THAT(poll(p, 3).findings, IsEmpty());
+
+  // Then the counters see corrupted frames on it too: the two signals agree.
+  fabric.traffic();
+  fabric.rtsw1["eth1"].crc += 500;
+  out = poll(p, 4);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].kind, FindingKind::corruption);
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  EXPECT_EQ(out.triage.updates[0].incident_id, 1);
+  EXPECT_TRUE(out.triage.updates[0].corroborated);
+  EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::gray_failure);
+  EXPECT_EQ(out.triage.updates[0].started_at, out.findings[0].first_seen);
+}
+
+TEST_F(PipelineTest, AProbeVerdictJoinsTheCounterIncidentOfItsLink) {
+  Pipeline p(topo, map, detector_config);
+  poll(p, 0);
+  fabric.traffic();
+  fabric.ctsw1["eth2"].crc += 500;
+  PollOutcome out = poll(p, 1);
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::corruption);
+  p.triage().bind(out.triage.updates[0], 5);
+
+  fabric.traffic();
+  const std::vector<probes::RoundResult> rounds = {lossy_round(at(2), 3, l2, 0.004)};
+  out = poll(p, 2, {}, rounds);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].kind, FindingKind::probe_loss);
+  EXPECT_EQ(out.findings[0].severity, Severity::warning);
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  EXPECT_EQ(out.triage.updates[0].incident_id, 5);
+  EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::corruption);
+  EXPECT_TRUE(out.triage.updates[0].corroborated);
+  EXPECT_EQ(out.triage.updates[0].severity, Severity::critical);
+}
+
+TEST_F(PipelineTest, AVerdictOnALinkWhosePortsReportDownIsIgnored) {
+  Pipeline p(topo, map, detector_config);
+  poll(p, 0);
+  // One end of the first link reports oper down: the link is down, and probes across it are
+  // lost for that reason, not a gray failure. The second link is up and its verdict counts.
+  fabric.traffic();
+  fabric.ctsw1["eth1"].up = false;
+  fabric.ctsw1["eth1"].carrier += 1;
+  std::vector<probes::RoundResult> rounds = {lossy_round(at(1), 1, l1, 1.0)};
+  rounds[0].verdicts.push_back(lossy_round(at(1), 1, l2, 0.02).verdicts[0]);
+  PollOutcome out = poll(p, 1, {}, rounds);
+  EXPECT_EQ(p.link_oper(l1), 0);
+  ASSERT_EQ(probe_findings(out, l1), 0u);
+  ASSERT_EQ(probe_findings(out, l2), 1u);
+  for (const auto& u : out.triage.updates) {
+    if (u.cls == triage::IncidentClass::gray_failure) {
+      EXPECT_EQ(u.link, l2);
+    }
+  }
+
+  // Still down a poll later: still nothing from the probes on it.
+  fabric.traffic();
+  const std::vector<probes::RoundResult> again = {lossy_round(at(2), 2, l1, 1.0)};
+  out = poll(p, 2, {}, again);
+  EXPECT_EQ(probe_findings(out, l1), 0u);
+  EXPECT_THAT(out.triage.updates, IsEmpty());
 }
 
 }  // namespace

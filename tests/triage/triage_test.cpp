@@ -786,6 +786,234 @@ TEST_F(TriageTest, ADeviceIncidentReopensWithinTheWindow) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Active probes: gray failures and corroboration
+
+class ProbeTriageTest : public TriageTest {
+ protected:
+  // A finding of medicd's prober: it names a link, no port or device.
+  static Finding probe(FindingKind kind, Severity sev, fabric::LinkId l, Time t) {
+    Finding f;
+    f.kind = kind;
+    f.severity = sev;
+    f.link = l;
+    f.first_seen = t;
+    f.observed_at = t;
+    f.summary = std::string(detectors::to_string(kind)) + " seen by probes";
+    return f;
+  }
+  // Opens an incident on `l` with one finding and binds it to `id`.
+  void open_with(Triage& t, const Finding& f, int64_t id) {
+    const std::vector<Finding> fs = {f};
+    const TriageResult r = t.process(fs, f.observed_at);
+    ASSERT_EQ(r.updates.size(), 1u);
+    ASSERT_TRUE(r.updates[0].is_new());
+    t.bind(r.updates[0], id);
+  }
+};
+
+TEST_F(ProbeTriageTest, ProbeLossAloneIsAGrayFailure) {
+  Triage t(topo);
+  for (const Severity sev : {Severity::warning, Severity::critical}) {
+    const fabric::LinkId l = sev == Severity::warning ? up1 : up2;
+    const std::vector<Finding> fs = {probe(FindingKind::probe_loss, sev, l, kT0)};
+    const TriageResult r = t.process(fs, kT0);
+    ASSERT_EQ(r.updates.size(), 1u);
+    const IncidentUpdate& u = r.updates[0];
+    EXPECT_TRUE(u.is_new());
+    EXPECT_EQ(u.cls, IncidentClass::gray_failure);
+    EXPECT_EQ(u.link, l);
+    EXPECT_EQ(u.device, kNone);
+    EXPECT_EQ(u.severity, sev);
+    EXPECT_FALSE(u.corroborated);  // one signal only
+    EXPECT_EQ(u.summary, "probe_loss seen by probes");
+    EXPECT_EQ(u.started_at, kT0);
+    EXPECT_EQ(u.detected_at, kT0);
+    EXPECT_THAT(r.noted, IsEmpty());
+  }
+  // Slow round trips alone: a gray failure too.
+  const std::vector<Finding> slow = {probe(FindingKind::probe_latency, Severity::warning, up3, kT0)};
+  const TriageResult r = t.process(slow, kT0);
+  ASSERT_EQ(r.updates.size(), 1u);
+  EXPECT_EQ(r.updates[0].cls, IncidentClass::gray_failure);
+  EXPECT_FALSE(r.updates[0].corroborated);
+}
+
+TEST_F(ProbeTriageTest, AProbeFindingJoiningACounterIncidentCorroboratesIt) {
+  for (const FindingKind counter : {FindingKind::corruption, FindingKind::fec_ber, FindingKind::optics_rx_power,
+                                    FindingKind::link_flap}) {
+    SCOPED_TRACE(std::string(detectors::to_string(counter)));
+    Triage t(topo);
+    open_with(t, on_link(counter, Severity::warning, up1, b_end, kT0, "counters"), 11);
+    const Time later = kT0 + seconds(20);
+    const std::vector<Finding> fs = {probe(FindingKind::probe_loss, Severity::warning, up1, later)};
+    const TriageResult r = t.process(fs, later);
+    ASSERT_EQ(r.updates.size(), 1u);
+    const IncidentUpdate& u = r.updates[0];
+    EXPECT_EQ(u.incident_id, 11);
+    EXPECT_FALSE(u.is_new());
+    EXPECT_FALSE(u.reopened);
+    EXPECT_TRUE(u.corroborated);
+    EXPECT_EQ(u.cls, class_of(counter));  // the class it was opened with
+    EXPECT_EQ(u.link, up1);
+    EXPECT_EQ(u.previous_severity, Severity::warning);
+    EXPECT_EQ(u.severity, Severity::critical);  // two independent signals: certain
+    EXPECT_TRUE(u.escalated());
+    // The rise is stored with a summary: the finding that confirmed it.
+    EXPECT_EQ(u.summary, "probe_loss seen by probes");
+    ASSERT_EQ(u.findings.size(), 1u);
+    EXPECT_EQ(u.findings[0].kind, FindingKind::probe_loss);
+
+    // The rise is remembered: a later counter warning neither lowers it nor corroborates anew.
+    const std::vector<Finding> more = {on_link(counter, Severity::warning, up1, a_end, later + seconds(10))};
+    const TriageResult r1 = t.process(more, later + seconds(10));
+    ASSERT_EQ(r1.updates.size(), 1u);
+    EXPECT_EQ(r1.updates[0].previous_severity, Severity::critical);
+    EXPECT_EQ(r1.updates[0].severity, Severity::critical);
+    EXPECT_FALSE(r1.updates[0].corroborated);
+    EXPECT_FALSE(r1.updates[0].escalated());
+  }
+}
+
+TEST_F(ProbeTriageTest, ACounterFindingJoiningAGrayFailureCorroboratesIt) {
+  Triage t(topo);
+  open_with(t, probe(FindingKind::probe_loss, Severity::warning, up2, kT0), 12);
+  const Time later = kT0 + seconds(5);
+  const std::vector<Finding> fs = {on_link(FindingKind::corruption, Severity::warning, up2, a_end, later, "crc")};
+  const TriageResult r = t.process(fs, later);
+  ASSERT_EQ(r.updates.size(), 1u);
+  const IncidentUpdate& u = r.updates[0];
+  EXPECT_EQ(u.incident_id, 12);
+  EXPECT_TRUE(u.corroborated);
+  EXPECT_EQ(u.cls, IncidentClass::gray_failure);  // class unchanged
+  EXPECT_EQ(u.severity, Severity::critical);
+  EXPECT_EQ(u.previous_severity, Severity::warning);
+  EXPECT_TRUE(u.escalated());
+  EXPECT_EQ(u.summary, "crc");  // the news that made it critical names it
+  EXPECT_EQ(t.open_for_link(up2), 12);
+  EXPECT_EQ(t.open_count(), 1u);
+}
+
+TEST_F(ProbeTriageTest, AnIncidentAlreadyCriticalIsCorroboratedWithoutEscalating) {
+  Triage t(topo);
+  open_with(t, on_link(FindingKind::corruption, Severity::critical, up3, a_end, kT0), 13);
+  const std::vector<Finding> fs = {probe(FindingKind::probe_loss, Severity::critical, up3, kT0 + seconds(3))};
+  const TriageResult r = t.process(fs, kT0 + seconds(3));
+  ASSERT_EQ(r.updates.size(), 1u);
+  EXPECT_TRUE(r.updates[0].corroborated);
+  EXPECT_EQ(r.updates[0].severity, Severity::critical);
+  EXPECT_FALSE(r.updates[0].escalated());
+  EXPECT_EQ(r.updates[0].cls, IncidentClass::corruption);
+}
+
+TEST_F(ProbeTriageTest, TheSameSignalAgainDoesNotCorroborate) {
+  Triage t(topo);
+  open_with(t, probe(FindingKind::probe_loss, Severity::warning, up1, kT0), 21);
+  open_with(t, on_link(FindingKind::corruption, Severity::warning, up2, a_end, kT0), 22);
+  const Time later = kT0 + seconds(30);
+  const std::vector<Finding> fs = {probe(FindingKind::probe_latency, Severity::warning, up1, later),
+                                   probe(FindingKind::probe_loss, Severity::critical, up1, later),
+                                   on_link(FindingKind::fec_ber, Severity::warning, up2, b_end, later)};
+  const TriageResult r = t.process(fs, later);
+  ASSERT_EQ(r.updates.size(), 2u);
+  EXPECT_EQ(r.updates[0].incident_id, 21);
+  EXPECT_FALSE(r.updates[0].corroborated);
+  EXPECT_EQ(r.updates[0].severity, Severity::critical);  // its own critical finding
+  EXPECT_EQ(r.updates[0].cls, IncidentClass::gray_failure);
+  EXPECT_EQ(r.updates[1].incident_id, 22);
+  EXPECT_FALSE(r.updates[1].corroborated);
+  EXPECT_EQ(r.updates[1].severity, Severity::warning);
+}
+
+TEST_F(ProbeTriageTest, AnInfoFindingJoiningAGrayFailureDoesNotCorroborate) {
+  Triage t(topo);
+  open_with(t, probe(FindingKind::probe_loss, Severity::warning, up4, kT0), 31);
+  // A single flap is context, not a second signal.
+  const std::vector<Finding> fs = {on_link(FindingKind::link_flap, Severity::info, up4, a_end, kT0 + seconds(5))};
+  const TriageResult r = t.process(fs, kT0 + seconds(5));
+  ASSERT_EQ(r.updates.size(), 1u);
+  EXPECT_EQ(r.updates[0].incident_id, 31);
+  EXPECT_FALSE(r.updates[0].corroborated);
+  EXPECT_EQ(r.updates[0].severity, Severity::warning);
+  EXPECT_FALSE(r.updates[0].escalated());
+}
+
+TEST_F(ProbeTriageTest, AProbeFindingJoiningASwitchFaultDoesNotCorroborate) {
+  Triage t(topo);
+  const std::vector<OpenIncident> open = {OpenIncident{77, IncidentClass::switch_fault, kNone, dev("rtsw1"), Severity::warning}};
+  t.load_open(open);
+  // Corrupted frames on one more of rtsw1's links (the switch fault takes the link), and the
+  // probes losing on that link in the same poll: both join the device incident, which is
+  // not a link fault that probes could confirm.
+  const std::vector<Finding> fs = {on_link(FindingKind::corruption, Severity::warning, up6, a_end, kT0),
+                                   probe(FindingKind::probe_loss, Severity::warning, up6, kT0)};
+  const TriageResult r = t.process(fs, kT0);
+  ASSERT_EQ(r.updates.size(), 1u);
+  const IncidentUpdate& u = r.updates[0];
+  EXPECT_EQ(u.incident_id, 77);
+  EXPECT_EQ(u.cls, IncidentClass::switch_fault);
+  EXPECT_EQ(u.device, dev("rtsw1"));
+  ASSERT_EQ(u.findings.size(), 2u);
+  EXPECT_EQ(u.findings[1].kind, FindingKind::probe_loss);
+  EXPECT_FALSE(u.corroborated);
+  EXPECT_EQ(u.severity, Severity::warning);
+  EXPECT_FALSE(u.escalated());
+}
+
+TEST_F(ProbeTriageTest, AProbeFindingOnALinkUnderMaintenanceIsOnlyNoted) {
+  Triage t(topo);
+  Maintenance m;
+  m.id = 3;
+  m.device = dev("ctsw5");
+  m.starts_at = kT0 - hours(1);
+  m.ends_at = kT0 + hours(1);
+  m.reason = "optics swap";
+  const std::vector<Maintenance> windows = {m};
+  const std::vector<Finding> fs = {probe(FindingKind::probe_loss, Severity::critical, up5, kT0)};
+  const TriageResult r = t.process(fs, kT0, windows);
+  EXPECT_THAT(r.updates, IsEmpty());
+  ASSERT_EQ(r.noted.size(), 1u);
+  EXPECT_EQ(r.noted[0].note, "maintenance #3: optics swap");
+}
+
+TEST_F(ProbeTriageTest, UpdatesOfOpenIncidentsAreDatedByTheirFindings) {
+  Triage t(topo);
+  open_with(t, on_link(FindingKind::corruption, Severity::warning, up1, a_end, kT0), 41);
+  open_with(t, probe(FindingKind::probe_loss, Severity::warning, up2, kT0), 42);
+  const std::vector<OpenIncident> open = {OpenIncident{43, IncidentClass::switch_fault, kNone, dev("rtsw2"), Severity::warning}};
+  t.load_open(open);
+
+  const Time now = kT0 + minutes(5);
+  Finding p1 = probe(FindingKind::probe_loss, Severity::warning, up1, now - seconds(20));
+  p1.first_seen = now - seconds(40);
+  Finding p1b = probe(FindingKind::probe_latency, Severity::warning, up1, now - seconds(30));
+  p1b.first_seen = now - seconds(35);
+  Finding c2 = on_link(FindingKind::fec_ber, Severity::warning, up2, b_end, now - seconds(2));
+  Finding d3 = on_link(FindingKind::link_flap, Severity::critical, nic1, a_end, now - seconds(1));
+  const std::vector<Finding> fs = {p1, p1b, c2, d3};
+  const TriageResult r = t.process(fs, now);
+  ASSERT_EQ(r.updates.size(), 3u);
+  for (const auto& u : r.updates) {
+    SCOPED_TRACE(u.incident_id);
+    EXPECT_FALSE(u.is_new());
+    EXPECT_NE(u.started_at, Time{});
+    EXPECT_NE(u.detected_at, Time{});
+    EXPECT_LE(u.started_at, u.detected_at);
+  }
+  EXPECT_EQ(r.updates[0].incident_id, 41);
+  EXPECT_EQ(r.updates[0].started_at, now - seconds(40));   // the earliest first_seen of the two
+  EXPECT_EQ(r.updates[0].detected_at, now - seconds(30));  // the earliest conclusion
+  EXPECT_TRUE(r.updates[0].corroborated);
+  EXPECT_EQ(r.updates[1].incident_id, 42);
+  EXPECT_EQ(r.updates[1].started_at, now - seconds(12));
+  EXPECT_EQ(r.updates[1].detected_at, now - seconds(2));
+  EXPECT_TRUE(r.updates[1].corroborated);
+  EXPECT_EQ(r.updates[2].incident_id, 43);  // host1:nic1 is on rtsw2, under its switch fault
+  EXPECT_EQ(r.updates[2].started_at, now - seconds(11));
+  EXPECT_EQ(r.updates[2].detected_at, now - seconds(1));
+  EXPECT_FALSE(r.updates[2].corroborated);
+}
+
+// ---------------------------------------------------------------------------------------
 // State from the database
 
 TEST_F(TriageTest, LoadOpenIncidents) {

@@ -1,0 +1,357 @@
+// The probe detector over hand-made probe rounds: localization verdicts become probe_loss
+// findings (warning, critical, escalated once, quiet while they persist, re-armed after
+// quiet rounds), links far slower than the fabric's median become probe_latency findings,
+// and links telemetry says are down are left alone. Also the "probe" section of the
+// detector configuration.
+#include "detectors/probe.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "detectors/config.h"
+#include "tests/detectors/detector_fixture.h"
+#include "tests/support/testing.h"
+
+namespace medic::detectors {
+namespace {
+
+using test::at;
+using ::testing::IsEmpty;
+
+constexpr double kUs = 1e-6;
+
+class ProbeDetectorTest : public ::testing::Test {
+ protected:
+  // A round at `s` seconds with the given verdicts and link stats.
+  static probes::RoundResult round(double s, std::vector<probes::LinkVerdict> verdicts = {},
+                                   std::vector<probes::LinkProbeStats> links = {}) {
+    probes::RoundResult r;
+    r.at = at(s);
+    r.round = static_cast<int>(s);
+    r.verdicts = std::move(verdicts);
+    r.links = std::move(links);
+    return r;
+  }
+  static probes::LinkVerdict verdict(fabric::LinkId l, double loss, double confidence = 0.9) {
+    probes::LinkVerdict v;
+    v.link = l;
+    v.loss = loss;
+    v.confidence = confidence;
+    v.probes = 300;
+    v.lossy_paths = 4;
+    v.explained_paths = 3;
+    v.method = "link-pinned+path";
+    return v;
+  }
+  static probes::LinkProbeStats rtt(fabric::LinkId l, double p50_s, uint64_t sent = 120, uint64_t lost = 0) {
+    probes::LinkProbeStats s;
+    s.link = l;
+    s.sent = sent;
+    s.lost = lost;
+    s.rtt_min_s = p50_s / 2;
+    s.rtt_p50_s = p50_s;
+    s.rtt_p99_s = p50_s * 2;
+    s.jitter_s = p50_s / 10;
+    return s;
+  }
+  // Every link up unless listed in `down`.
+  std::vector<Finding> observe(const probes::RoundResult& r, std::vector<fabric::LinkId> down = {}) {
+    std::vector<Finding> out;
+    det.observe(
+        r, [&](fabric::LinkId l) { return std::find(down.begin(), down.end(), l) != down.end(); }, out);
+    return out;
+  }
+  // Five links at 100 us, and `slow` at `slow_p50_s`.
+  std::vector<probes::LinkProbeStats> fabric_rtts(double slow_p50_s) const {
+    std::vector<probes::LinkProbeStats> out;
+    for (fabric::LinkId l = 0; l < topo.links().size(); ++l) out.push_back(rtt(l, l == slow ? slow_p50_s : 100 * kUs));
+    return out;
+  }
+
+  fabric::Topology topo = test::small_fabric();
+  ProbeConfig config;  // critical at 1%, confidence 0.5, 4x and 0.5 ms, 3 quiet rounds
+  ProbeDetector det{topo, config};
+  fabric::LinkId up1 = *topo.find_link("rtsw1:eth1");
+  fabric::LinkId up2 = *topo.find_link("rtsw1:eth2");
+  fabric::LinkId slow = *topo.find_link("rtsw1:eth3");
+};
+
+TEST_F(ProbeDetectorTest, AConfidentVerdictBelowTheCriticalLossIsAWarning) {
+  const auto out = observe(round(10, {verdict(up1, 0.005)}));
+  ASSERT_EQ(out.size(), 1u);
+  const Finding& f = out[0];
+  EXPECT_EQ(f.kind, FindingKind::probe_loss);
+  EXPECT_EQ(f.severity, Severity::warning);
+  EXPECT_EQ(f.link, up1);
+  EXPECT_EQ(f.port, fabric::kNone);
+  EXPECT_EQ(f.first_seen, at(10));
+  EXPECT_EQ(f.observed_at, at(10));
+  EXPECT_EQ(f.summary, "probes lose 0.50% across " + topo.link(up1).name +
+                           " (confidence 0.90, 300 probes, link-pinned+path)");
+  EXPECT_DOUBLE_EQ(f.evidence.at("loss"), 0.005);
+  EXPECT_DOUBLE_EQ(f.evidence.at("confidence"), 0.9);
+  EXPECT_EQ(f.evidence.at("probes"), 300);
+  EXPECT_EQ(f.evidence.at("lossy_paths"), 4);
+  EXPECT_EQ(f.evidence.at("explained_paths"), 3);
+  EXPECT_EQ(f.evidence.at("link_pinned"), 1);
+}
+
+TEST_F(ProbeDetectorTest, AVerdictAtTheCriticalLossIsCritical) {
+  probes::LinkVerdict v = verdict(up1, 0.01);
+  v.method = "path tomography";
+  const auto out = observe(round(10, {v, verdict(up2, 0.3)}));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].link, up1);
+  EXPECT_EQ(out[0].severity, Severity::critical);
+  EXPECT_EQ(out[0].evidence.at("link_pinned"), 0);
+  EXPECT_EQ(out[1].link, up2);
+  EXPECT_EQ(out[1].severity, Severity::critical);
+}
+
+TEST_F(ProbeDetectorTest, VerdictsBelowTheMinimumConfidenceAreNotReported) {
+  EXPECT_THAT(observe(round(10, {verdict(up1, 0.5, 0.49)})), IsEmpty());
+  // At the minimum, reported.
+  EXPECT_EQ(observe(round(11, {verdict(up1, 0.5, 0.5)})).size(), 1u);
+  // A verdict about a link the topology does not have is ignored.
+  EXPECT_THAT(observe(round(12, {verdict(static_cast<fabric::LinkId>(topo.links().size() + 3), 0.5)})), IsEmpty());
+}
+
+TEST_F(ProbeDetectorTest, AWarningEscalatesToCriticalOnceAndIsNotRepeated) {
+  auto out = observe(round(10, {verdict(up1, 0.004)}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].severity, Severity::warning);
+  // Still a warning: nothing new.
+  EXPECT_THAT(observe(round(20, {verdict(up1, 0.006)})), IsEmpty());
+  // Worse: critical, once.
+  out = observe(round(30, {verdict(up1, 0.05)}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].severity, Severity::critical);
+  EXPECT_EQ(out[0].first_seen, at(30));
+  for (int s = 40; s <= 90; s += 10) {
+    EXPECT_THAT(observe(round(s, {verdict(up1, 0.05)})), IsEmpty()) << s;
+  }
+  // Better again: never lowered, nothing said.
+  EXPECT_THAT(observe(round(100, {verdict(up1, 0.004)})), IsEmpty());
+}
+
+TEST_F(ProbeDetectorTest, ALinkClearsAfterQuietRoundsAndCanBeReportedAgain) {
+  ASSERT_EQ(observe(round(10, {verdict(up1, 0.05)})).size(), 1u);
+  // Two quiet rounds, then the verdict again: the count starts over, nothing reported.
+  EXPECT_THAT(observe(round(20)), IsEmpty());
+  EXPECT_THAT(observe(round(30)), IsEmpty());
+  EXPECT_THAT(observe(round(40, {verdict(up1, 0.05)})), IsEmpty());
+  EXPECT_THAT(observe(round(50)), IsEmpty());
+  EXPECT_THAT(observe(round(60)), IsEmpty());
+  // A verdict below the minimum confidence does not keep it from clearing.
+  EXPECT_THAT(observe(round(70, {verdict(up1, 0.05, 0.1)})), IsEmpty());
+  // Three quiet rounds in a row: cleared, so the next verdict is news.
+  auto out = observe(round(80, {verdict(up1, 0.004)}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].severity, Severity::warning);
+  EXPECT_EQ(out[0].first_seen, at(80));
+}
+
+TEST_F(ProbeDetectorTest, TheQuietRoundsComeFromTheConfig) {
+  ProbeConfig c;
+  c.clear_rounds = 1;
+  ProbeDetector d(topo, c);
+  std::vector<Finding> out;
+  auto up = [](fabric::LinkId) { return false; };
+  d.observe(round(10, {verdict(up1, 0.05)}), up, out);
+  d.observe(round(20), up, out);
+  d.observe(round(30, {verdict(up1, 0.05)}), up, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].observed_at, at(30));
+}
+
+TEST_F(ProbeDetectorTest, LinksEachHaveTheirOwnState) {
+  ASSERT_EQ(observe(round(10, {verdict(up1, 0.05)})).size(), 1u);
+  const auto out = observe(round(20, {verdict(up1, 0.05), verdict(up2, 0.002)}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].link, up2);
+  EXPECT_EQ(out[0].severity, Severity::warning);
+}
+
+TEST_F(ProbeDetectorTest, AVerdictOnALinkTelemetrySaysIsDownIsNotAFinding) {
+  EXPECT_THAT(observe(round(10, {verdict(up1, 1.0)}), {up1}), IsEmpty());
+  // Back up and still losing: now it is a gray failure worth reporting.
+  const auto out = observe(round(20, {verdict(up1, 0.05)}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].severity, Severity::critical);
+  // Down again: the verdicts are no evidence; after the quiet rounds it may report again.
+  for (int s = 30; s <= 50; s += 10) EXPECT_THAT(observe(round(s, {verdict(up1, 1.0)}), {up1}), IsEmpty()) << s;
+  EXPECT_EQ(observe(round(60, {verdict(up1, 0.05)})).size(), 1u);
+}
+
+TEST_F(ProbeDetectorTest, ALinkFarSlowerThanTheFabricIsAProbeLatencyWarningOnce) {
+  // Median 100 us: the threshold is max(4 x 100 us, 100 us + 500 us) = 600 us.
+  EXPECT_THAT(observe(round(10, {}, fabric_rtts(590 * kUs))), IsEmpty());
+  auto out = observe(round(20, {}, fabric_rtts(610 * kUs)));
+  ASSERT_EQ(out.size(), 1u);
+  const Finding& f = out[0];
+  EXPECT_EQ(f.kind, FindingKind::probe_latency);
+  EXPECT_EQ(f.severity, Severity::warning);
+  EXPECT_EQ(f.link, slow);
+  EXPECT_EQ(f.first_seen, at(20));
+  EXPECT_EQ(f.observed_at, at(20));
+  EXPECT_EQ(f.summary, "round trips across " + topo.link(slow).name + " take 610us (median), the fabric's 100us");
+  EXPECT_DOUBLE_EQ(f.evidence.at("rtt_p50_s"), 610 * kUs);
+  EXPECT_DOUBLE_EQ(f.evidence.at("rtt_p99_s"), 1220 * kUs);
+  EXPECT_DOUBLE_EQ(f.evidence.at("fabric_p50_s"), 100 * kUs);
+  EXPECT_DOUBLE_EQ(f.evidence.at("jitter_s"), 61 * kUs);
+  // Persisting, or easing off but above the midpoint (350 us): nothing new.
+  EXPECT_THAT(observe(round(30, {}, fabric_rtts(2000 * kUs))), IsEmpty());
+  EXPECT_THAT(observe(round(40, {}, fabric_rtts(360 * kUs))), IsEmpty());
+  EXPECT_THAT(observe(round(50, {}, fabric_rtts(700 * kUs))), IsEmpty());
+  // Below the midpoint: re-armed, so the next slow round is reported again.
+  EXPECT_THAT(observe(round(60, {}, fabric_rtts(340 * kUs))), IsEmpty());
+  out = observe(round(70, {}, fabric_rtts(700 * kUs)));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, FindingKind::probe_latency);
+  EXPECT_EQ(out[0].observed_at, at(70));
+}
+
+TEST_F(ProbeDetectorTest, OnASlowFabricTheFactorSetsTheThreshold) {
+  // Median 1 ms: max(4 ms, 1.5 ms) = 4 ms.
+  std::vector<probes::LinkProbeStats> links;
+  for (fabric::LinkId l = 0; l < topo.links().size(); ++l) links.push_back(rtt(l, l == slow ? 3.9e-3 : 1e-3));
+  EXPECT_THAT(observe(round(10, {}, links)), IsEmpty());
+  links[slow].rtt_p50_s = 4.1e-3;
+  const auto out = observe(round(20, {}, links));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].link, slow);
+}
+
+TEST_F(ProbeDetectorTest, FewerThanThreeTimedLinksGiveNoLatencyJudgement) {
+  // Two links, one of them very slow.
+  EXPECT_THAT(observe(round(10, {}, {rtt(up1, 100 * kUs), rtt(slow, 50e-3)})), IsEmpty());
+  // Three links, but one lost everything (its round trips are no measure) and one has none.
+  EXPECT_THAT(observe(round(20, {}, {rtt(up1, 100 * kUs), rtt(slow, 50e-3), rtt(up2, 100 * kUs, 120, 120)})),
+              IsEmpty());
+  EXPECT_THAT(observe(round(30, {}, {rtt(up1, 100 * kUs), rtt(slow, 50e-3), rtt(up2, 0)})), IsEmpty());
+  // A third timed link: now there is a fabric to compare with.
+  const auto out = observe(round(40, {}, {rtt(up1, 100 * kUs), rtt(slow, 50e-3), rtt(up2, 100 * kUs)}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, FindingKind::probe_latency);
+  EXPECT_EQ(out[0].link, slow);
+}
+
+TEST_F(ProbeDetectorTest, ASlowLinkTelemetrySaysIsDownIsNotJudged) {
+  EXPECT_THAT(observe(round(10, {}, fabric_rtts(5e-3)), {slow}), IsEmpty());
+  EXPECT_EQ(observe(round(20, {}, fabric_rtts(5e-3))).size(), 1u);
+}
+
+TEST_F(ProbeDetectorTest, LossAndLatencyOfOneLinkAreSeparateFindings) {
+  const auto out = observe(round(10, {verdict(slow, 0.02)}, fabric_rtts(5e-3)));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].kind, FindingKind::probe_loss);
+  EXPECT_EQ(out[1].kind, FindingKind::probe_latency);
+  // The loss clearing does not re-arm the latency finding, nor the other way round.
+  for (int s = 20; s <= 40; s += 10) EXPECT_THAT(observe(round(s, {}, fabric_rtts(5e-3))), IsEmpty()) << s;
+  const auto again = observe(round(50, {verdict(slow, 0.02)}, fabric_rtts(5e-3)));
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].kind, FindingKind::probe_loss);
+}
+
+// ---------------------------------------------------------------------------------------
+// The "probe" section of the detector configuration
+
+std::string error_of(const std::string& text) {
+  try {
+    DetectorConfig::parse(text, "t.json");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProbeDetectorConfig, DefaultsAndTheShippedFile) {
+  const ProbeConfig d = DetectorConfig::parse("{}", "t.json").probe;
+  EXPECT_DOUBLE_EQ(d.critical_loss, 0.01);
+  EXPECT_DOUBLE_EQ(d.min_confidence, 0.5);
+  EXPECT_DOUBLE_EQ(d.latency_factor, 4.0);
+  EXPECT_EQ(d.latency_floor, std::chrono::microseconds(500));
+  EXPECT_EQ(d.clear_rounds, 3);
+  const ProbeConfig shipped = DetectorConfig::load_file(testing::source_dir() + "/data/detectors.json").probe;
+  EXPECT_DOUBLE_EQ(shipped.critical_loss, 0.01);
+  EXPECT_DOUBLE_EQ(shipped.min_confidence, 0.5);
+  EXPECT_DOUBLE_EQ(shipped.latency_factor, 4.0);
+  EXPECT_EQ(shipped.latency_floor, std::chrono::microseconds(500));
+  EXPECT_EQ(shipped.clear_rounds, 3);
+}
+
+TEST(ProbeDetectorConfig, EveryValueIsRead) {
+  const ProbeConfig c = DetectorConfig::parse(R"({"probe": {"comment": "x", "critical_loss": 0.05, "min_confidence": 0.8,
+                                               "latency_factor": 2.5, "latency_floor_ms": 0.25, "clear_rounds": 6}})",
+                                              "t.json")
+                            .probe;
+  EXPECT_DOUBLE_EQ(c.critical_loss, 0.05);
+  EXPECT_DOUBLE_EQ(c.min_confidence, 0.8);
+  EXPECT_DOUBLE_EQ(c.latency_factor, 2.5);
+  EXPECT_EQ(c.latency_floor, std::chrono::microseconds(250));
+  EXPECT_EQ(c.clear_rounds, 6);
+  // Partial: the rest keep their defaults.
+  const ProbeConfig p = DetectorConfig::parse(R"({"probe": {"latency_factor": 8}})", "t.json").probe;
+  EXPECT_DOUBLE_EQ(p.latency_factor, 8);
+  EXPECT_DOUBLE_EQ(p.critical_loss, 0.01);
+  EXPECT_EQ(p.clear_rounds, 3);
+}
+
+TEST(ProbeDetectorConfig, ErrorsNameTheirPath) {
+  EXPECT_EQ(error_of(R"({"probe": 1})"), "t.json: $.probe: expected an object");
+  EXPECT_EQ(error_of(R"({"probe": []})"), "t.json: $.probe: expected an object");
+  EXPECT_EQ(error_of(R"({"probe": {"loss": 0.1}})"), "t.json: $.probe: unknown key \"loss\"");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_floor_s": 1}})"), "t.json: $.probe: unknown key \"latency_floor_s\"");
+  EXPECT_EQ(error_of(R"({"probe": {"critical_loss": "1%"}})"),
+            "t.json: $.probe.critical_loss: expected a finite number, got \"1%\"");
+  EXPECT_EQ(error_of(R"({"probe": {"min_confidence": null}})"),
+            "t.json: $.probe.min_confidence: expected a finite number, got null");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_factor": [4]}})"),
+            "t.json: $.probe.latency_factor: expected a finite number, got [4]");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_floor_ms": true}})"),
+            "t.json: $.probe.latency_floor_ms: expected a finite number, got true");
+  EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": "3"}})"),
+            "t.json: $.probe.clear_rounds: expected a finite number, got \"3\"");
+}
+
+TEST(ProbeDetectorConfig, ValuesMustBeInRange) {
+  EXPECT_EQ(error_of(R"({"probe": {"critical_loss": 0}})"), "t.json: $.probe.critical_loss: must be in (0, 1]");
+  EXPECT_EQ(error_of(R"({"probe": {"critical_loss": -0.01}})"), "t.json: $.probe.critical_loss: must be in (0, 1]");
+  EXPECT_EQ(error_of(R"({"probe": {"critical_loss": 1.01}})"), "t.json: $.probe.critical_loss: must be in (0, 1]");
+  EXPECT_EQ(error_of(R"({"probe": {"critical_loss": 1}})"), "");
+  EXPECT_EQ(error_of(R"({"probe": {"min_confidence": -0.1}})"), "t.json: $.probe.min_confidence: must be in [0, 1]");
+  EXPECT_EQ(error_of(R"({"probe": {"min_confidence": 1.1}})"), "t.json: $.probe.min_confidence: must be in [0, 1]");
+  EXPECT_EQ(error_of(R"({"probe": {"min_confidence": 0}})"), "");
+  EXPECT_EQ(error_of(R"({"probe": {"min_confidence": 1}})"), "");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_factor": 1}})"), "t.json: $.probe.latency_factor: must be above 1");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_factor": 0.5}})"), "t.json: $.probe.latency_factor: must be above 1");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_factor": 1.01}})"), "");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_floor_ms": -1}})"), "t.json: $.probe.latency_floor_ms: must not be negative");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_floor_ms": 0}})"), "");
+  EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": 0}})"), "t.json: $.probe.clear_rounds: must be at least 1");
+  EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": -2}})"), "t.json: $.probe.clear_rounds: must be at least 1");
+  EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": 1}})"), "");
+  // A count of rounds is a whole number, and one an int holds.
+  EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": 2.5}})"),
+            "t.json: $.probe.clear_rounds: must be a whole number of rounds, got 2.5");
+  EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": 1e12}})"),
+            "t.json: $.probe.clear_rounds: must be at most 1000000");
+  EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": -1e12}})"), "t.json: $.probe.clear_rounds: must be at least 1");
+}
+
+TEST(ProbeDetectorConfig, ValidateNamesTheProbeFields) {
+  DetectorConfig c;
+  c.probe.clear_rounds = 0;
+  try {
+    c.validate("medicd --detectors");
+    FAIL() << "validated";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "medicd --detectors: $.probe.clear_rounds: must be at least 1");
+  }
+}
+
+}  // namespace
+}  // namespace medic::detectors

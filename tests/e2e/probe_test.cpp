@@ -1,0 +1,288 @@
+// End to end with active probing: the real fabsim answers STAMP for every link address of
+// the demo fabric on loopback, the real medicd probes it (1 s rounds, 20 probes per session)
+// and polls its counters every 0.5 s. Two faults on two ToRs:
+//   probe_loss 10% into rtsw0002:eth6  -> probes lose, counters stay clean: a gray_failure
+//                                         incident, critical, drained;
+//   corrupt frames into rtsw0006:eth7  -> counters see the FCS errors and probes the loss:
+//                                         a corruption incident the probes corroborate.
+// Nothing else may be named: probing a healthy fabric must not make incidents.
+// Also: --no-probe opens no probe sockets and makes no probe incidents, and a bad
+// --probe-rate stops medicd at start-up with the reason.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "common/http_client.h"
+#include "tests/support/testing.h"
+
+namespace medic {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kGrayEnd = "rtsw0002:eth6";
+constexpr const char* kGray = "rtsw0002:eth6--ctsw002:eth2";
+constexpr const char* kCorruptEnd = "rtsw0006:eth7";
+constexpr double kCorruptRate = 1e-2;
+
+std::string scenario(bool with_corruption) {
+  json faults = json::array();
+  faults.push_back({{"kind", "probe_loss"}, {"end", kGrayEnd}, {"at_s", 0}, {"rate", 0.1}});
+  if (with_corruption) faults.push_back({{"kind", "corrupt"}, {"end", kCorruptEnd}, {"at_s", 0}, {"rate", kCorruptRate}});
+  return json{{"comment", "a gray failure and a corrupting link"}, {"faults", faults}}.dump(1);
+}
+
+std::string try_scalar(const testing::TestDatabase& tdb, const std::string& sql) {
+  try {
+    return tdb.scalar(sql);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+std::optional<double> metric(HttpClient& http, const std::string& base, const std::string& name) {
+  auto r = http.get(base + "/metrics");
+  if (!r.ok() || r->status != 200) return std::nullopt;
+  std::smatch m;
+  const std::regex re("(^|\n)" + name + " ([0-9.e+]+)\n");
+  if (!std::regex_search(r->body, m, re)) return std::nullopt;
+  return std::stod(m[2]);
+}
+
+// UDP sockets the process holds: its socket descriptors matched against its network
+// namespace's UDP tables by inode.
+size_t udp_sockets(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::set<std::string> inodes;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(proc + "/fd", ec)) {
+    const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+    if (!ec && target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
+  }
+  size_t n = 0;
+  for (const char* table : {"/net/udp", "/net/udp6"}) {
+    std::ifstream in(proc + table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string f;
+      for (int i = 0; i < 10 && fields >> f; ++i) {
+      }
+      n += inodes.count(f);
+    }
+  }
+  return n;
+}
+
+std::string api_of(testing::Process& medicd) {
+  std::string api;
+  testing::eventually(
+      [&] {
+        std::smatch m;
+        const std::string log = medicd.output();
+        if (!std::regex_search(log, m, std::regex("medicd http on ([0-9.]+:[0-9]+)"))) return false;
+        api = "http://" + m[1].str();
+        return true;
+      },
+      60s);
+  return api;
+}
+
+class E2EProbe : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    curl_global_setup();
+    const auto [gen_status, topology] = testing::run_command(MEDIC_CLI_BIN, {"fabric", "gen", "demo"});
+    ASSERT_EQ(gen_status, 0) << topology;
+    testing::write_file(dir.file("demo.json"), topology);
+  }
+
+  // fabsim with the scenario, exporting the topology (with its STAMP port) to `exported`.
+  std::unique_ptr<testing::Process> start_fabsim(bool with_corruption) {
+    testing::write_file(dir.file("scenario.json"), scenario(with_corruption));
+    auto p = std::make_unique<testing::Process>(
+        MEDIC_FABSIM_BIN, std::vector<std::string>{"--topology", dir.file("demo.json"), "--scenario",
+                                                   dir.file("scenario.json"), "--listen", "127.0.0.1:0",
+                                                   "--export-topology", exported});
+    EXPECT_TRUE(testing::eventually([&] { return std::filesystem::exists(exported); }, 30s))
+        << "fabsim did not export its topology:\n"
+        << p->output();
+    return p;
+  }
+
+  testing::TempDir dir;
+  testing::TestDatabase tdb;
+  HttpClient http;
+  const std::string exported = dir.file("exported.json");
+};
+
+TEST_F(E2EProbe, AGrayFailureIsDrainedAndCorruptionIsCorroborated) {
+  auto fabsim = start_fabsim(true);
+  ASSERT_TRUE(std::filesystem::exists(exported));
+  // Every device's reflector is fabsim's STAMP port.
+  const json doc = json::parse(testing::read_file(exported));
+  std::smatch sm;
+  const std::string sim_log = fabsim->output();
+  ASSERT_TRUE(std::regex_search(sim_log, sm, std::regex("STAMP reflectors on udp port ([0-9]+)"))) << sim_log;
+  const int stamp_port = std::stoi(sm[1]);
+  EXPECT_GT(stamp_port, 0);
+  for (const auto& s : doc["switches"]) EXPECT_EQ(s["probe"]["reflector_port"], stamp_port) << s["name"];
+  for (const auto& h : doc["hosts"]) EXPECT_EQ(h["probe"]["reflector_port"], stamp_port) << h["name"];
+
+  testing::Process medicd(MEDIC_MEDICD_BIN,
+                          {"--topology", exported, "--db", tdb.url(), "--poll-interval", "0.5", "--probe-round", "1",
+                           "--probe-per-round", "20", "--http", "127.0.0.1:0", "--run-for", "240"});
+  const std::string api = api_of(medicd);
+  ASSERT_FALSE(api.empty()) << medicd.output();
+  const std::string gray_where = std::string("link = '") + kGray + "'";
+  const std::string corrupt_where = std::string("link LIKE '") + kCorruptEnd + "--%'";
+
+  // Until the gray failure is drained and the corruption incident has been corroborated.
+  auto row = [&](const std::string& where) {
+    return try_scalar(tdb, "SELECT class || ' ' || severity || ' ' || state FROM incidents WHERE " + where);
+  };
+  auto corroborated = [&] {
+    return try_scalar(tdb,
+                      "SELECT count(*) FROM incident_events e JOIN incidents i ON i.id = e.incident_id WHERE "
+                      "e.state = 'corroborated' AND i." +
+                          corrupt_where);
+  };
+  const bool settled = testing::eventually(
+      [&] { return row(gray_where) == "gray_failure critical repair_requested" && corroborated() == "1"; }, 150s);
+  ASSERT_TRUE(settled) << "gray: " << row(gray_where) << "\ncorrupt: " << row(corrupt_where)
+                       << " corroborated: " << corroborated() << "\nincidents: "
+                       << try_scalar(tdb, "SELECT string_agg(class || ':' || severity || ':' || state || ':' || "
+                                          "coalesce(link, device), ', ') FROM incidents")
+                       << "\nmedicd:\n"
+                       << medicd.output() << "\nfabsim:\n"
+                       << fabsim->output();
+
+  // A while longer: more rounds over the whole window, so a false positive would show.
+  const auto rounds = metric(http, api, "medic_probe_rounds_total");
+  const auto sent = metric(http, api, "medic_probes_sent_total");
+  ASSERT_TRUE(rounds && sent) << medicd.output();
+  EXPECT_GT(*rounds, 0);
+  EXPECT_GT(*sent, 0);
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        const auto r = metric(http, api, "medic_probe_rounds_total");
+        return r && *r >= *rounds + 8;
+      },
+      60s))
+      << medicd.output();
+  EXPECT_GT(*metric(http, api, "medic_probes_sent_total"), *sent);
+  const auto received = metric(http, api, "medic_probes_received_total");
+  ASSERT_TRUE(received);
+  EXPECT_GT(*received, 0);
+  EXPECT_LT(*received, *metric(http, api, "medic_probes_sent_total"));  // the gray failure loses some
+  EXPECT_GT(*metric(http, api, "medic_probe_verdicts_total"), 0);
+  EXPECT_EQ(metric(http, api, "medic_db_errors_total"), 0);
+  // The prober holds its UDP sockets (the --no-probe test counts none the same way).
+  EXPECT_GT(udp_sockets(medicd.pid()), 0u);
+
+  // Two incidents, no more.
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "2")
+      << tdb.scalar("SELECT string_agg(class || ':' || severity || ':' || coalesce(link, device), ', ') FROM incidents");
+  EXPECT_EQ(metric(http, api, "medic_incidents_opened_total"), 2);
+
+  // The gray failure: probes only, critical, drained, with its action.
+  EXPECT_EQ(row(gray_where), "gray_failure critical repair_requested");
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings WHERE " + gray_where + " AND kind NOT LIKE 'probe_%'"), "0");
+  EXPECT_NE(tdb.scalar("SELECT count(*) FROM findings WHERE " + gray_where + " AND kind = 'probe_loss'"), "0");
+  EXPECT_EQ(tdb.scalar("SELECT kind || ' ' || state FROM actions WHERE " + gray_where), "drain succeeded");
+  EXPECT_EQ(tdb.scalar("SELECT a.incident_id = i.id FROM actions a JOIN incidents i ON i.link = a.link WHERE a." +
+                       gray_where),
+            "t");
+  EXPECT_EQ(tdb.scalar(std::string("SELECT drain_state FROM links WHERE name = '") + kGray + "'"), "drained");
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incident_events e JOIN incidents i ON i.id = e.incident_id WHERE "
+                       "e.state = 'corroborated' AND i." + gray_where),
+            "0");
+  EXPECT_EQ(tdb.scalar("SELECT detected_at >= started_at FROM incidents WHERE " + gray_where), "t");
+
+  // The corrupting link: a corruption incident, both signals among its findings, corroborated once.
+  EXPECT_THAT(row(corrupt_where), ::testing::StartsWith("corruption critical "));
+  EXPECT_NE(tdb.scalar("SELECT count(*) FROM findings WHERE " + corrupt_where + " AND kind = 'corruption'"), "0");
+  EXPECT_NE(tdb.scalar("SELECT count(*) FROM findings WHERE " + corrupt_where + " AND kind = 'probe_loss'"), "0");
+  EXPECT_EQ(corroborated(), "1");
+  EXPECT_EQ(tdb.scalar("SELECT e.note FROM incident_events e JOIN incidents i ON i.id = e.incident_id WHERE "
+                       "e.state = 'corroborated' AND i." + corrupt_where),
+            "counters and active probes agree");
+  EXPECT_EQ(tdb.scalar("SELECT e.at >= i.started_at FROM incident_events e JOIN incidents i ON i.id = e.incident_id "
+                       "WHERE e.state = 'corroborated' AND i." + corrupt_where),
+            "t");
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents WHERE summary = ''"), "0");
+  // Every finding belongs to one of the two links.
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings f JOIN incidents i ON i.id = f.incident_id WHERE f.link <> i.link"),
+            "0");
+
+  ASSERT_TRUE(medicd.signal(SIGTERM));
+  const auto status = medicd.wait(30s);
+  ASSERT_TRUE(status) << medicd.output();
+  EXPECT_EQ(*status, 0) << medicd.output();
+  EXPECT_THAT(medicd.output(), HasSubstr("prober: 80 link-pinned and "));
+}
+
+TEST_F(E2EProbe, NoProbeOpensNoProbeSocketsAndMakesNoProbeIncidents) {
+  auto fabsim = start_fabsim(false);
+  ASSERT_TRUE(std::filesystem::exists(exported));
+  testing::Process medicd(MEDIC_MEDICD_BIN, {"--topology", exported, "--db", tdb.url(), "--poll-interval", "0.2",
+                                             "--probe-round", "1", "--probe-per-round", "20", "--no-probe", "--http",
+                                             "127.0.0.1:0", "--run-for", "240"});
+  const std::string api = api_of(medicd);
+  ASSERT_FALSE(api.empty()) << medicd.output();
+  // Long enough for several probe rounds and a probe incident, had it been probing.
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        const auto c = metric(http, api, "medic_cycles_total");
+        return c && *c >= 40;
+      },
+      90s))
+      << medicd.output();
+  EXPECT_EQ(udp_sockets(medicd.pid()), 0u);
+  EXPECT_EQ(metric(http, api, "medic_probe_rounds_total"), 0);
+  EXPECT_EQ(metric(http, api, "medic_probes_sent_total"), 0);
+  EXPECT_EQ(metric(http, api, "medic_probe_verdicts_total"), 0);
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "0");
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings WHERE kind LIKE 'probe_%'"), "0");
+  ASSERT_TRUE(medicd.signal(SIGTERM));
+  const auto status = medicd.wait(30s);
+  ASSERT_TRUE(status) << medicd.output();
+  EXPECT_EQ(*status, 0) << medicd.output();
+  EXPECT_THAT(medicd.output(), Not(HasSubstr("prober:")));
+}
+
+TEST_F(E2EProbe, BadProbeSettingsStopMedicdAtStartUp) {
+  const std::string topo = dir.file("demo.json");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--probe-rate", "0"}, "medicd: --probe-rate must be within (0, 10000000] probes per second"},
+      {{"--probe-rate", "-5"}, "medicd: --probe-rate must be within (0, 10000000] probes per second"},
+      {{"--probe-rate", "2e7"}, "medicd: --probe-rate must be within (0, 10000000] probes per second"},
+      {{"--probe-round", "0.01"}, "medicd: --probe-round must be within [0.1, 3600] seconds"},
+      {{"--probe-per-round", "0"}, "medicd: --probe-per-round must be within [1, 10000]"},
+      {{"--probe-timeout", "61"}, "medicd: --probe-timeout must be within [0.01, 60] seconds"},
+  };
+  for (const auto& [args, message] : cases) {
+    std::vector<std::string> argv = {"--topology", topo, "--db", tdb.url()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto [status, out] = testing::run_command(MEDIC_MEDICD_BIN, argv, 60s);
+    EXPECT_EQ(status, 2) << args[0] << " " << args[1] << ": " << out;
+    EXPECT_THAT(out, HasSubstr(message)) << args[0] << " " << args[1];
+  }
+  // Refused before anything was written.
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM pg_tables WHERE tablename = 'incidents'"), "0");
+}
+
+}  // namespace
+}  // namespace medic

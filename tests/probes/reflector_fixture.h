@@ -1,0 +1,47 @@
+// A real Reflector on 127.0.0.1 (port 0) answering on its own io_context thread, for the
+// loopback and `medic probe` tests. Stopped and joined when the object goes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <thread>
+
+#include "common/asio.h"
+#include "common/time.h"
+#include "probes/reflector.h"
+#include "probes/udp.h"
+
+namespace medic::probes {
+
+class LoopbackReflector {
+ public:
+  explicit LoopbackReflector(ReflectorOptions options = {}, ReflectorCore::Policy policy = {}) {
+    auto bind = Endpoint::parse("127.0.0.1:0");
+    auto sock = UdpSocket::open(*bind);
+    if (!sock.ok()) throw std::runtime_error(sock.error());
+    reflector_ = std::make_unique<Reflector>(io_, std::move(*sock), std::move(options), clock_);
+    if (policy) reflector_->core().set_policy(std::move(policy));
+    reflector_->start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~LoopbackReflector() {
+    // stop() on the io thread: the pending wait ends, nothing is left to do, run() returns.
+    asio::post(io_, [this] { reflector_->stop(); });
+    thread_.join();
+  }
+  LoopbackReflector(const LoopbackReflector&) = delete;
+  LoopbackReflector& operator=(const LoopbackReflector&) = delete;
+
+  Endpoint endpoint() const { return reflector_->local(); }
+  std::string address() const { return endpoint().str(); }
+  const ReflectorCounters& counters() const { return reflector_->counters(); }
+
+ private:
+  asio::io_context io_;
+  SystemClock clock_;
+  std::unique_ptr<Reflector> reflector_;
+  std::thread thread_;
+};
+
+}  // namespace medic::probes

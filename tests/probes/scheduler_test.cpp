@@ -1,0 +1,417 @@
+// medicd's prober against an emulated fabric in this process: one STAMP reflector on
+// loopback answers for every link address of the demo fabric, and fabsim's model decides
+// each probe's fate (as fabsim itself does), so a fault injected into the model is what the
+// prober has to find. Rounds are short (0.5 s, 20 probes per session, 0.3 s timeout); every
+// wait is bounded.
+#include "probes/scheduler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <net/if.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/asio.h"
+#include "fabric/generator.h"
+#include "fabric/loader.h"
+#include "probes/reflector.h"
+#include "probes/udp.h"
+#include "sim/fabric_sim.h"
+#include "tests/support/testing.h"
+
+namespace medic::probes {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+
+// The demo fabric's reflectors, in-process: fabsim's STAMP policy over a FabricSim, on an
+// io_context thread of its own. The topology is generated once the reflector's port is known.
+class EmulatedFabric {
+ public:
+  EmulatedFabric() {
+    auto sock = UdpSocket::open(*Endpoint::parse("0.0.0.0:0"));
+    if (!sock.ok()) throw std::runtime_error("reflector socket: " + sock.error());
+    // Only what arrives on loopback, as fabsim does (best effort, as there).
+    const char lo[] = "lo";
+    setsockopt(sock->fd(), SOL_SOCKET, SO_BINDTODEVICE, lo, sizeof lo);
+    ReflectorOptions ropt;
+    ropt.rate_limit_pps = 0;  // one socket answers for the whole fabric
+    reflector_ = std::make_unique<Reflector>(io_, std::move(*sock), ropt, clock_);
+    port_ = reflector_->local().port();
+
+    fabric::ClosShape shape = *fabric::preset("demo");
+    shape.reflector_port = port_;
+    topology_ = fabric::generate_clos(shape);
+    sim_ = std::make_unique<sim::FabricSim>(topology_, 1);
+
+    reflector_->core().set_policy([this](const Datagram& d, const SenderPacket&) {
+      Reflection r;
+      const auto src = topology_.find_port_by_ip(d.peer.host());
+      const auto dst = d.local ? topology_.find_port_by_ip(d.local->host()) : std::nullopt;
+      if (!src || !dst) {
+        ++foreign_;
+        return r;
+      }
+      std::lock_guard lock(mu_);
+      const sim::ProbeFate fate = sim_->probe(*src, *dst, d.peer.port(), port_, rng_);
+      r.answer = fate.delivered;
+      r.delay = fate.delay;
+      return r;
+    });
+    reflector_->start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  ~EmulatedFabric() {
+    asio::post(io_, [this] { reflector_->stop(); });
+    work_.reset();
+    io_.stop();
+    thread_.join();
+  }
+
+  const fabric::Topology& topology() const { return topology_; }
+  uint16_t port() const { return port_; }
+  const ReflectorCounters& reflector_counters() const { return reflector_->counters(); }
+  uint64_t foreign() const { return foreign_; }
+
+  // Changes the model between probes (the reflector thread reads it).
+  void apply(sim::FaultKind kind, const std::string& end, double value, sim::SimEvent::Phase phase) {
+    sim::Fault f;
+    f.kind = kind;
+    const auto colon = end.find(':');
+    f.port = *topology_.find_port(end.substr(0, colon), end.substr(colon + 1));
+    f.value = value;
+    std::lock_guard lock(mu_);
+    sim_->apply(f, phase, seconds_since_start());
+  }
+  void set_link_up(fabric::LinkId l, bool up) {
+    std::lock_guard lock(mu_);
+    sim_->set_link_up(l, up, seconds_since_start());
+  }
+
+ private:
+  double seconds_since_start() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+
+  SystemClock clock_;
+  asio::io_context io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{asio::make_work_guard(io_)};
+  std::unique_ptr<Reflector> reflector_;
+  uint16_t port_ = 0;
+  fabric::Topology topology_;
+  std::unique_ptr<sim::FabricSim> sim_;
+  std::mutex mu_;
+  std::mt19937_64 rng_{7};
+  std::atomic<uint64_t> foreign_{0};
+  std::thread thread_;
+  const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+SchedulerConfig short_rounds() {
+  SchedulerConfig c;
+  c.round_s = 0.5;
+  c.per_round = 20;
+  c.timeout_s = 0.3;
+  return c;
+}
+
+// Takes rounds until `done` holds for the last one taken (or `timeout` passes); returns all
+// rounds taken.
+std::vector<RoundResult> rounds_until(ProbeScheduler& s, const std::function<bool(const RoundResult&)>& done,
+                                      std::chrono::milliseconds timeout) {
+  std::vector<RoundResult> all;
+  testing::eventually(
+      [&] {
+        bool hit = false;
+        for (auto& r : s.take_results()) {
+          hit = hit || done(r);
+          all.push_back(std::move(r));
+        }
+        return hit;
+      },
+      timeout);
+  return all;
+}
+
+std::vector<RoundResult> take_rounds(ProbeScheduler& s, size_t n, std::chrono::milliseconds timeout) {
+  std::vector<RoundResult> all;
+  testing::eventually(
+      [&] {
+        for (auto& r : s.take_results()) all.push_back(std::move(r));
+        return all.size() >= n;
+      },
+      timeout);
+  return all;
+}
+
+const LinkProbeStats* stats_of(const RoundResult& r, fabric::LinkId l) {
+  for (const auto& s : r.links) {
+    if (s.link == l) return &s;
+  }
+  return nullptr;
+}
+
+// stop() from another thread, waited for a bounded time: true when it returned.
+bool stops(ProbeScheduler& s) {
+  auto done = std::async(std::launch::async, [&] { s.stop(); });
+  return done.wait_for(30s) == std::future_status::ready;
+}
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  EmulatedFabric emu;
+  const fabric::Topology& topo = emu.topology();
+  SystemClock clock;
+};
+
+TEST_F(SchedulerTest, TheDemoFabricIsProbedEndToEnd) {
+  ASSERT_EQ(topo.links().size(), 80u);
+  ProbeScheduler s(topo, short_rounds(), clock);
+  EXPECT_EQ(s.link_sessions(), 0u);  // nothing planned before start()
+  EXPECT_THAT(s.take_results(), IsEmpty());
+  ASSERT_TRUE(s.start().ok());
+  EXPECT_EQ(s.link_sessions(), 80u);  // every link, from one of its ends
+  EXPECT_GT(s.path_sessions(), 0u);
+  const size_t sessions = s.link_sessions() + s.path_sessions();
+
+  const auto rounds = take_rounds(s, 3, 60s);
+  ASSERT_GE(rounds.size(), 3u) << "no rounds from the prober";
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const RoundResult& r = rounds[i];
+    SCOPED_TRACE("round " + std::to_string(r.round));
+    EXPECT_EQ(r.round, static_cast<int>(i) + 1);  // numbered from 1, none skipped
+    EXPECT_EQ(r.sessions, sessions);
+    EXPECT_EQ(r.sent, sessions * 20);
+    // A healthy fabric answers every probe, and nothing is named.
+    EXPECT_EQ(r.received, r.sent);
+    EXPECT_THAT(r.verdicts, IsEmpty());
+    ASSERT_EQ(r.links.size(), 80u);
+    for (const auto& l : r.links) {
+      EXPECT_EQ(l.lost, 0u) << topo.link(l.link).name;
+      EXPECT_EQ(l.sent, 20u * static_cast<uint64_t>(std::min<int>(r.round, 6))) << topo.link(l.link).name;
+      EXPECT_GT(l.rtt_p50_s, 0) << topo.link(l.link).name;
+      EXPECT_LE(l.rtt_min_s, l.rtt_p50_s);
+      EXPECT_LE(l.rtt_p50_s, l.rtt_p99_s);
+    }
+    if (i > 0) {
+      EXPECT_GE(r.at, rounds[i - 1].at);
+    }
+  }
+  // Every link shows up once.
+  std::vector<fabric::LinkId> seen;
+  for (const auto& l : rounds.back().links) seen.push_back(l.link);
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(std::unique(seen.begin(), seen.end()), seen.end());
+
+  // Counters moved with the rounds (and the reflector saw the probes, all of this fabric's).
+  const auto& c = s.counters();
+  EXPECT_GE(c.rounds.load(), 3u);
+  uint64_t sent = 0, received = 0;
+  for (const auto& r : rounds) {
+    sent += r.sent;
+    received += r.received;
+  }
+  EXPECT_GE(c.sent.load(), sent);
+  EXPECT_GE(c.received.load(), received);
+  EXPECT_EQ(c.send_failed.load(), 0u);
+  EXPECT_GE(emu.reflector_counters().reflected.load(), received);
+  EXPECT_EQ(emu.reflector_counters().dropped_by_policy.load(), 0u);
+  EXPECT_EQ(emu.foreign(), 0u);
+
+  ASSERT_TRUE(stops(s)) << "stop() did not return";
+  // Stopped: the thread is gone, so nothing moves any more; a second stop is harmless.
+  const uint64_t after = s.counters().sent.load();
+  s.take_results();
+  s.stop();
+  EXPECT_EQ(s.counters().sent.load(), after);
+}
+
+TEST_F(SchedulerTest, ProbeLossOnOneEndIsLocalizedToItsLink) {
+  const std::string end = "rtsw0002:eth6";  // a ToR uplink, losing what it receives from its spine
+  const fabric::LinkId bad = *topo.find_link(end);
+  ProbeScheduler s(topo, short_rounds(), clock);
+  ASSERT_TRUE(s.start().ok());
+  const auto clean = take_rounds(s, 1, 60s);
+  ASSERT_FALSE(clean.empty());
+  EXPECT_THAT(clean.back().verdicts, IsEmpty());
+
+  emu.apply(sim::FaultKind::probe_loss, end, 0.2, sim::SimEvent::Phase::start);
+  const auto rounds = rounds_until(s, [](const RoundResult& r) { return !r.verdicts.empty(); }, 60s);
+  ASSERT_FALSE(rounds.empty());
+  const RoundResult& r = rounds.back();
+  ASSERT_FALSE(r.verdicts.empty()) << "no verdict within " << rounds.size() << " rounds";
+  EXPECT_LE(rounds.size(), 4u) << "took " << rounds.size() << " rounds";
+  ASSERT_EQ(r.verdicts.size(), 1u) << "also named " << topo.link(r.verdicts[1].link).name;
+  const LinkVerdict& v = r.verdicts[0];
+  EXPECT_EQ(topo.link(v.link).name, topo.link(bad).name);
+  // One direction loses 20%: a round trip across the link about that (paths crossing the
+  // other way dilute the estimate).
+  EXPECT_GT(v.loss, 0.05);
+  EXPECT_LT(v.loss, 0.4);
+  EXPECT_GE(v.confidence, 0.5);
+  EXPECT_GT(v.probes, 0u);
+  EXPECT_THAT(v.method, StartsWith("link-pinned"));
+  EXPECT_LT(r.received, r.sent);
+  const LinkProbeStats* st = stats_of(r, bad);
+  ASSERT_NE(st, nullptr);
+  EXPECT_GT(st->lost, 0u);
+  EXPECT_LT(st->lost, st->sent);
+
+  // It stays named while the fault lasts, and is no longer once the window has only clean
+  // rounds in it.
+  emu.apply(sim::FaultKind::probe_loss, end, 0.2, sim::SimEvent::Phase::end);
+  const auto after = rounds_until(
+      s,
+      [&](const RoundResult& x) {
+        const LinkProbeStats* ls = stats_of(x, bad);
+        return x.verdicts.empty() && ls != nullptr && ls->lost == 0;
+      },
+      60s);
+  ASSERT_FALSE(after.empty());
+  EXPECT_THAT(after.back().verdicts, IsEmpty());
+  EXPECT_EQ(after.back().received, after.back().sent);
+  for (const auto& x : after) {
+    for (const auto& w : x.verdicts) EXPECT_EQ(w.link, bad) << "round " << x.round << " named " << topo.link(w.link).name;
+  }
+  EXPECT_GT(s.counters().received.load(), 0u);
+  EXPECT_LT(s.counters().received.load(), s.counters().sent.load());
+  ASSERT_TRUE(stops(s));
+}
+
+TEST_F(SchedulerTest, ADownLinkLosesEverything) {
+  const fabric::LinkId down = *topo.find_link("rtsw0005:eth7");
+  ProbeScheduler s(topo, short_rounds(), clock);
+  ASSERT_TRUE(s.start().ok());
+  ASSERT_FALSE(take_rounds(s, 1, 60s).empty());
+
+  emu.set_link_up(down, false);
+  // Until the window holds only rounds after the link went down.
+  const auto rounds = rounds_until(
+      s,
+      [&](const RoundResult& r) {
+        const LinkProbeStats* st = stats_of(r, down);
+        return st != nullptr && st->sent == 120 && st->lost == st->sent;
+      },
+      60s);
+  ASSERT_FALSE(rounds.empty());
+  const RoundResult& r = rounds.back();
+  const LinkProbeStats* st = stats_of(r, down);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->lost, st->sent) << "window not yet all down after " << rounds.size() << " rounds";
+  EXPECT_EQ(st->rtt_p50_s, 0);  // nothing came back to time
+  ASSERT_FALSE(r.verdicts.empty());
+  EXPECT_EQ(topo.link(r.verdicts[0].link).name, topo.link(down).name);
+  EXPECT_GT(r.verdicts[0].loss, 0.5);
+  EXPECT_GE(r.verdicts[0].confidence, 0.5);
+  for (const auto& v : r.verdicts) EXPECT_EQ(v.link, down) << "also named " << topo.link(v.link).name;
+  EXPECT_LT(r.received, r.sent);
+  // The other links still answer.
+  for (const auto& l : r.links) {
+    if (l.link != down) {
+      EXPECT_EQ(l.lost, 0u) << topo.link(l.link).name;
+    }
+  }
+  ASSERT_TRUE(stops(s));
+}
+
+TEST(SchedulerNoFabric, NoProbeSourcesMeansNoSessions) {
+  fabric::ClosShape shape = *fabric::preset("demo");
+  shape.address_base = "";  // no link addresses, no probe sources
+  const fabric::Topology t = fabric::generate_clos(shape);
+  SystemClock clock;
+  ProbeScheduler s(t, short_rounds(), clock);
+  ASSERT_TRUE(s.start().ok());
+  EXPECT_EQ(s.link_sessions(), 0u);
+  EXPECT_EQ(s.path_sessions(), 0u);
+  EXPECT_THAT(s.take_results(), IsEmpty());
+  ASSERT_TRUE(stops(s));
+  EXPECT_EQ(s.counters().rounds.load(), 0u);
+  EXPECT_EQ(s.counters().sent.load(), 0u);
+}
+
+TEST(SchedulerNoFabric, OnlyLinkPinnedOrOnlyPaths) {
+  fabric::ClosShape shape = *fabric::preset("demo");
+  shape.reflector_port = testing::closed_port();  // nothing answers: this test only plans
+  const fabric::Topology t = fabric::generate_clos(shape);
+  SystemClock clock;
+  SchedulerConfig pinned = short_rounds();
+  pinned.paths = false;
+  ProbeScheduler a(t, pinned, clock);
+  ASSERT_TRUE(a.start().ok());
+  EXPECT_EQ(a.link_sessions(), 80u);
+  EXPECT_EQ(a.path_sessions(), 0u);
+  ASSERT_TRUE(stops(a));
+  SchedulerConfig paths = short_rounds();
+  paths.link_pinned = false;
+  ProbeScheduler b(t, paths, clock);
+  ASSERT_TRUE(b.start().ok());
+  EXPECT_EQ(b.link_sessions(), 0u);
+  EXPECT_GT(b.path_sessions(), 0u);
+  ASSERT_TRUE(stops(b));
+}
+
+TEST(SchedulerNoFabric, AProbeSourceThatCannotBeOpenedIsNamed) {
+  nlohmann::json doc = fabric::topology_to_json(fabric::generate_clos(*fabric::preset("demo")));
+  for (const char* kind : {"switches", "hosts"}) {
+    for (auto& d : doc[kind]) d["probe"]["source"] = "netns:medic-test-no-such-netns";
+  }
+  const fabric::Topology t = fabric::parse_topology(doc.dump(), "netns.json");
+  SystemClock clock;
+  ProbeScheduler s(t, short_rounds(), clock);
+  const Status st = s.start();
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error(), StartsWith("probe socket for netns:medic-test-no-such-netns port 0: "));
+  EXPECT_THAT(st.error(), HasSubstr("medic-test-no-such-netns"));
+  ASSERT_TRUE(stops(s));
+}
+
+TEST(SchedulerConfig, RejectsBadValues) {
+  auto error_of = [](SchedulerConfig c) -> std::string {
+    try {
+      c.validate();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(SchedulerConfig{}), "");
+  SchedulerConfig c;
+  c.round_s = 0;
+  EXPECT_EQ(error_of(c), "probe round must be positive");
+  c = {};
+  c.per_round = 0;
+  EXPECT_EQ(error_of(c), "probes per round must be at least 1");
+  c = {};
+  c.max_rate = -1;
+  EXPECT_EQ(error_of(c), "probe rate must be positive");
+  c = {};
+  c.timeout_s = 0;
+  EXPECT_EQ(error_of(c), "probe timeout must be positive");
+  c = {};
+  c.window_rounds = 0;
+  EXPECT_EQ(error_of(c), "probe window must be at least one round");
+  // The scheduler validates what it is given.
+  const fabric::Topology t = fabric::generate_clos(*fabric::preset("demo"));
+  SystemClock clock;
+  c = {};
+  c.per_round = 0;
+  EXPECT_THROW(ProbeScheduler(t, c, clock), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace medic::probes
