@@ -19,6 +19,21 @@ size_t append_body(char* data, size_t size, size_t n, void* user) {
   out->append(data, size * n);
   return size * n;
 }
+
+bool is_permanent(CURLcode rc) {
+  switch (rc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+      return true;
+    default:
+      return false;
+  }
+}
 }  // namespace
 
 HttpClient::HttpClient() {
@@ -42,6 +57,7 @@ Result<HttpReply> HttpClient::perform(const std::string& url, const std::string*
                                       const std::string& content_type,
                                       const HttpCallOptions& options) {
   CURL* c = static_cast<CURL*>(curl_);
+  last_failure_permanent_ = false;
   if (c == nullptr) return Error{"curl_easy_init failed"};
   curl_easy_reset(c);
   HttpReply reply;
@@ -56,10 +72,11 @@ Result<HttpReply> HttpClient::perform(const std::string& url, const std::string*
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &reply.body);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   if (!options.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options.ca_file.c_str());
-  if (!options.verify_tls) {
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
+  // Said explicitly rather than left to libcurl's defaults: the chain must lead to a trusted
+  // CA and the certificate must name the host (or IP address) of the URL.
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);
+  curl_easy_setopt(c, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));
   struct curl_slist* hdrs = nullptr;
   for (const auto& [k, v] : options.headers) hdrs = curl_slist_append(hdrs, (k + ": " + v).c_str());
   if (body != nullptr) {
@@ -72,6 +89,7 @@ Result<HttpReply> HttpClient::perform(const std::string& url, const std::string*
   const CURLcode rc = curl_easy_perform(c);
   curl_slist_free_all(hdrs);
   if (rc != CURLE_OK) {
+    last_failure_permanent_ = is_permanent(rc);
     std::string msg = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     return Error{url + ": " + msg};
   }

@@ -21,7 +21,7 @@ struct HttpCallOptions {
   double connect_timeout_s = 2.0;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string ca_file;       // TLS: CA bundle to verify the server with ("" = system default)
-  bool verify_tls = true;
+  bool verify_tls = true;    // check the server's certificate chain and that it names the URL's host
 };
 
 // Call once at process start, before threads (curl_global_init is not thread-safe).
@@ -38,10 +38,16 @@ class HttpClient {
   Result<HttpReply> post(const std::string& url, const std::string& body,
                          const std::string& content_type, const HttpCallOptions& options = {});
 
+  // Whether the last call failed in a way that retrying cannot fix: the server's
+  // certificate did not verify, the CA file is unusable, the URL is malformed or not
+  // http(s). A refused connection, a timeout or a reset is not permanent.
+  bool last_failure_permanent() const { return last_failure_permanent_; }
+
  private:
   Result<HttpReply> perform(const std::string& url, const std::string* body,
                             const std::string& content_type, const HttpCallOptions& options);
   void* curl_;  // CURL*, reused so connections are kept alive
+  bool last_failure_permanent_ = false;
 };
 
 }  // namespace medic

@@ -4,15 +4,27 @@
 
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
-#include "common/asio.h"
+#include "common/asio.h"  // first: it fixes Boost 1.74's includes under C++20
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/ssl.hpp>
 
 namespace medic {
 
 using tcp = asio::ip::tcp;
+namespace ssl = asio::ssl;
 
 const std::string* HttpRequest::header(const std::string& lower_name) const {
   const auto it = headers.find(lower_name);
@@ -87,46 +99,112 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   tcp::acceptor acceptor;
   HttpHandler handler;
   HttpServerOptions options;
+  std::unique_ptr<ssl::context> tls;  // set when the server speaks HTTPS
   std::atomic<size_t> sessions{0};
   bool stopped = false;
 
   Impl(asio::io_context& io_, HttpHandler h, HttpServerOptions o)
-      : io(io_), acceptor(asio::make_strand(io_)), handler(std::move(h)), options(o) {}
+      : io(io_), acceptor(asio::make_strand(io_)), handler(std::move(h)), options(std::move(o)) {}
 
   void accept();
 };
 
 namespace {
 
-class Session : public std::enable_shared_from_this<Session> {
+// Everything OpenSSL queued for the failed call, oldest first, without repeats.
+std::string openssl_reason() {
+  std::string out;
+  while (const unsigned long e = ERR_get_error()) {
+    const char* r = ERR_reason_error_string(e);
+    const std::string reason = r != nullptr ? r : "OpenSSL error " + std::to_string(e);
+    if (out.find(reason) != std::string::npos) continue;
+    if (reason == "PEM lib" || reason == "system lib") continue;  // says nothing the caller can use
+    if (!out.empty()) out += ": ";
+    out += reason;
+  }
+  return out.empty() ? "unknown OpenSSL error" : out;
+}
+
+// A server context that accepts TLS 1.2 and 1.3 only. Throws naming the file that failed.
+std::unique_ptr<ssl::context> make_tls_context(const std::string& cert_file, const std::string& key_file) {
+  if (cert_file.empty() || key_file.empty()) {
+    throw std::runtime_error("TLS needs both a certificate and a key file (got certificate \"" + cert_file +
+                             "\", key \"" + key_file + "\")");
+  }
+  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* native = ctx->native_handle();
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                   ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  // An encrypted key must fail here, not prompt on a terminal a daemon does not have.
+  SSL_CTX_set_default_passwd_cb(native, [](char*, int, int, void*) { return 0; });
+  // A file that cannot be read, or holds no PEM at all, is named with a reason a person can act
+  // on; OpenSSL would only say "system lib" or "unsupported".
+  for (const auto& [what, file] : {std::pair{"certificate", &cert_file}, std::pair{"key", &key_file}}) {
+    std::ifstream in(*file, std::ios::binary);
+    if (!in) throw std::runtime_error(std::string("TLS ") + what + " " + *file + ": " + std::strerror(errno));
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find("-----BEGIN ") == std::string::npos) {
+      throw std::runtime_error(std::string("TLS ") + what + " " + *file + ": no PEM block (-----BEGIN ...) in the file");
+    }
+  }
+  ERR_clear_error();
+  if (SSL_CTX_use_certificate_chain_file(native, cert_file.c_str()) != 1) {
+    throw std::runtime_error("TLS certificate " + cert_file + ": " + openssl_reason());
+  }
+  if (SSL_CTX_use_PrivateKey_file(native, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    throw std::runtime_error("TLS key " + key_file + ": " + openssl_reason());
+  }
+  if (SSL_CTX_check_private_key(native) != 1) {
+    throw std::runtime_error("TLS key " + key_file + " does not match certificate " + cert_file + ": " +
+                             openssl_reason());
+  }
+  return ctx;
+}
+
+std::string peer_of(const tcp::socket& socket) {
+  beast::error_code ec;
+  const auto ep = socket.remote_endpoint(ec);
+  return ec ? std::string() : ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+// Errors after which the connection is simply closed: the peer went away, the deadline
+// passed, or the TLS layer failed (no HTTP answer can be sent over a broken TLS stream).
+bool closes_quietly(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::operation_aborted || ec == beast::error::timeout ||
+         ec == asio::error::connection_reset || ec == asio::error::eof || ec == ssl::error::stream_truncated ||
+         ec.category() == asio::error::get_ssl_category();
+}
+
+// The HTTP exchange, the same over TCP and TLS. Derived provides stream() and
+// finish(graceful), which ends the connection (with a TLS close_notify when graceful).
+template <class Derived>
+class Session {
  public:
-  Session(tcp::socket&& socket, std::shared_ptr<HttpServer::Impl> server)
-      : stream_(std::move(socket)), server_(std::move(server)) {
+  Session(std::string peer, std::shared_ptr<HttpServer::Impl> server)
+      : server_(std::move(server)), peer_(std::move(peer)) {
     ++server_->sessions;
-    beast::error_code ec;
-    const auto ep = stream_.socket().remote_endpoint(ec);
-    if (!ec) peer_ = ep.address().to_string() + ":" + std::to_string(ep.port());
   }
   ~Session() { --server_->sessions; }
 
-  void run() {
-    asio::dispatch(stream_.get_executor(),
-                   beast::bind_front_handler(&Session::read, shared_from_this()));
-  }
+ protected:
+  Derived& derived() { return static_cast<Derived&>(*this); }
 
- private:
   void read() {
     parser_.emplace();
     parser_->body_limit(server_->options.body_limit);
-    stream_.expires_after(to_steady(server_->options.read_timeout_s));
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Session::on_read, shared_from_this()));
+    beast::get_lowest_layer(derived().stream()).expires_after(to_steady(server_->options.read_timeout_s));
+    http::async_read(derived().stream(), buffer_, *parser_,
+                     [self = derived().shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
   }
 
-  void on_read(beast::error_code ec, size_t) {
-    if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
-        ec == beast::error::timeout || ec == asio::error::connection_reset || ec == asio::error::eof) {
-      close();
+  void on_read(beast::error_code ec) {
+    if (ec == http::error::end_of_stream) {
+      derived().finish(true);
+      return;
+    }
+    if (closes_quietly(ec)) {
+      derived().finish(false);
       return;
     }
     if (ec) {
@@ -168,28 +246,88 @@ class Session : public std::enable_shared_from_this<Session> {
     res->keep_alive(keep_alive);
     res->body() = std::move(resp.body);
     res->prepare_payload();
-    stream_.expires_after(to_steady(server_->options.write_timeout_s));
-    http::async_write(stream_, *res,
-                      [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
-                        if (ec || !keep_alive || self->server_->stopped) {
-                          self->close();
+    beast::get_lowest_layer(derived().stream()).expires_after(to_steady(server_->options.write_timeout_s));
+    http::async_write(derived().stream(), *res,
+                      [self = derived().shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
+                        if (ec) {
+                          self->finish(false);
+                          return;
+                        }
+                        if (!keep_alive || self->server_->stopped) {
+                          self->finish(true);
                           return;
                         }
                         self->read();
                       });
   }
 
-  void close() {
+  std::shared_ptr<HttpServer::Impl> server_;
+  std::string peer_;
+
+ private:
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+};
+
+class PlainSession : public Session<PlainSession>, public std::enable_shared_from_this<PlainSession> {
+ public:
+  PlainSession(tcp::socket&& socket, std::shared_ptr<HttpServer::Impl> server)
+      : Session(peer_of(socket), std::move(server)), stream_(std::move(socket)) {}
+
+  void run() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
+  }
+  beast::tcp_stream& stream() { return stream_; }
+  void finish(bool) {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     stream_.socket().close(ec);
   }
 
+ private:
   beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  std::shared_ptr<HttpServer::Impl> server_;
-  std::string peer_;
+};
+
+class TlsSession : public Session<TlsSession>, public std::enable_shared_from_this<TlsSession> {
+ public:
+  TlsSession(tcp::socket&& socket, std::shared_ptr<HttpServer::Impl> server)
+      : Session(peer_of(socket), server), stream_(std::move(socket), *server->tls) {}
+
+  void run() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->handshake(); });
+  }
+  beast::ssl_stream<beast::tcp_stream>& stream() { return stream_; }
+  void finish(bool graceful) {
+    if (!graceful) {
+      close_socket();
+      return;
+    }
+    // close_notify, then close; a peer that never answers it is cut off by the deadline.
+    beast::get_lowest_layer(stream_).expires_after(to_steady(server_->options.write_timeout_s));
+    stream_.async_shutdown([self = shared_from_this()](beast::error_code) { self->close_socket(); });
+  }
+
+ private:
+  void handshake() {
+    beast::get_lowest_layer(stream_).expires_after(to_steady(server_->options.read_timeout_s));
+    stream_.async_handshake(ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) {
+        // Plain HTTP on the TLS port, a client that does not trust us, a scanner: not ours to fix.
+        spdlog::debug("tls handshake with {} failed: {}", self->peer_, ec.message());
+        self->close_socket();
+        return;
+      }
+      self->read();
+    });
+  }
+
+  void close_socket() {
+    beast::error_code ec;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(stream_).socket().close(ec);
+  }
+
+  beast::ssl_stream<beast::tcp_stream> stream_;
 };
 
 }  // namespace
@@ -205,8 +343,10 @@ void HttpServer::Impl::accept() {
                           } else if (self->sessions.load() >= self->options.max_sessions) {
                             beast::error_code ignored;
                             socket.close(ignored);
+                          } else if (self->tls) {
+                            std::make_shared<TlsSession>(std::move(socket), self)->run();
                           } else {
-                            std::make_shared<Session>(std::move(socket), self)->run();
+                            std::make_shared<PlainSession>(std::move(socket), self)->run();
                           }
                           self->accept();
                         });
@@ -214,7 +354,10 @@ void HttpServer::Impl::accept() {
 
 HttpServer::HttpServer(asio::io_context& io, const std::string& address, uint16_t port,
                        HttpHandler handler, HttpServerOptions options)
-    : impl_(std::make_shared<Impl>(io, std::move(handler), options)) {
+    : impl_(std::make_shared<Impl>(io, std::move(handler), std::move(options))) {
+  if (!impl_->options.tls_cert_file.empty() || !impl_->options.tls_key_file.empty()) {
+    impl_->tls = make_tls_context(impl_->options.tls_cert_file, impl_->options.tls_key_file);
+  }
   beast::error_code ec;
   const auto addr = asio::ip::make_address(address, ec);
   if (ec) throw std::runtime_error("bad listen address " + address + ": " + ec.message());
@@ -235,6 +378,8 @@ uint16_t HttpServer::port() const {
   beast::error_code ec;
   return impl_->acceptor.local_endpoint(ec).port();
 }
+
+bool HttpServer::tls() const { return impl_->tls != nullptr; }
 
 std::string HttpServer::address() const {
   beast::error_code ec;

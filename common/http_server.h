@@ -1,5 +1,6 @@
 // A small HTTP/1.1 server on Boost.Beast, shared by fabsim and medicd's API.
-// One strand per session, a deadline on every read and write, a body limit on input.
+// One strand per session, a deadline on every read and write, a body limit on input;
+// optionally HTTPS (TLS 1.2 or later, OpenSSL) with the same deadlines and limits.
 #pragma once
 
 #include <cstdint>
@@ -45,12 +46,17 @@ struct HttpServerOptions {
   double read_timeout_s = 30.0;
   double write_timeout_s = 30.0;
   size_t max_sessions = 4096;
+  // PEM files; when both are set every session starts with a TLS handshake (bounded by
+  // read_timeout_s) and plain HTTP on that port gets its connection closed.
+  std::string tls_cert_file;  // the server certificate, then any intermediates
+  std::string tls_key_file;   // its private key (unencrypted)
 };
 
 class HttpServer {
  public:
   // Binds immediately (throws std::runtime_error with the address on failure) so that
-  // port 0 can be resolved with port() before run.
+  // port 0 can be resolved with port() before run. With TLS options, also loads the
+  // certificate and key (throws std::runtime_error naming the file and OpenSSL's reason).
   HttpServer(boost::asio::io_context& io, const std::string& address, uint16_t port,
              HttpHandler handler, HttpServerOptions options = {});
   ~HttpServer();
@@ -59,6 +65,7 @@ class HttpServer {
 
   uint16_t port() const;
   std::string address() const;
+  bool tls() const;
   void start();
   void stop();
 

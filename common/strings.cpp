@@ -40,6 +40,12 @@ std::string format_percent(double fraction) {
   return buf;
 }
 
+std::string format_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string quote(std::string_view s) {
   std::string out = "\"";
   for (const char c : s) {

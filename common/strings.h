@@ -14,6 +14,8 @@ std::string_view trim(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // 0.625 -> "62.5%"
 std::string format_percent(double fraction);
+// A number as short as it reads: 0.5 -> "0.5", 3600 -> "3600", 1e-06 -> "1e-06".
+std::string format_number(double v);
 // Quote for messages: "name" with control characters escaped.
 std::string quote(std::string_view s);
 

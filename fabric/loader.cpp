@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/json.h"
 #include "common/strings.h"
 
 namespace medic::fabric {
@@ -28,20 +29,6 @@ std::string join_problems(const std::vector<std::string>& problems) {
     out += "\n... and " + std::to_string(problems.size() - kShown) + " more problems";
   }
   return out;
-}
-
-const char* type_name(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number";
-    default: return "an unsupported value";
-  }
 }
 
 // Walks the document collecting problems; stops adding after a generous cap so a wholly
@@ -79,7 +66,7 @@ class Reader {
     const json* v = field(obj, path, key, required);
     if (v == nullptr) return std::nullopt;
     if (!v->is_string()) {
-      problem(path + "." + key, std::string("expected a string, got ") + type_name(*v));
+      problem(path + "." + key, std::string("expected a string, got ") + json_type_name(*v));
       return std::nullopt;
     }
     return v->get<std::string>();
@@ -91,7 +78,7 @@ class Reader {
     const json* v = field(obj, path, key, false);
     if (v == nullptr || v->is_null()) return std::nullopt;
     if (!v->is_number_integer()) {
-      problem(path + "." + key, std::string("expected an integer, got ") + type_name(*v));
+      problem(path + "." + key, std::string("expected an integer, got ") + json_type_name(*v));
       return std::nullopt;
     }
     const auto n = v->get<int64_t>();
@@ -106,7 +93,7 @@ class Reader {
     const json* v = field(obj, path, key, true);
     if (v == nullptr) return std::nullopt;
     if (!v->is_number()) {
-      problem(path + "." + key, std::string("expected a number, got ") + type_name(*v));
+      problem(path + "." + key, std::string("expected a number, got ") + json_type_name(*v));
       return std::nullopt;
     }
     return v->get<double>();
@@ -116,7 +103,7 @@ class Reader {
     const json* v = field(obj, path, key, required);
     if (v == nullptr) return nullptr;
     if (!v->is_array()) {
-      problem(path + "." + key, std::string("expected an array, got ") + type_name(*v));
+      problem(path + "." + key, std::string("expected an array, got ") + json_type_name(*v));
       return nullptr;
     }
     return v;
@@ -144,7 +131,7 @@ void read_probe(Reader& r, const json& obj, const std::string& path, Device& d) 
   if (p == nullptr) return;
   const std::string ppath = path + ".probe";
   if (!p->is_object()) {
-    r.problem(ppath, std::string("expected an object, got ") + type_name(*p));
+    r.problem(ppath, std::string("expected an object, got ") + json_type_name(*p));
     return;
   }
   r.known_keys(*p, ppath, {"source", "reflector_port"});
@@ -176,7 +163,7 @@ void read_switches(Reader& r, const json& doc, Topology::Builder& b) {
     const json& s = (*arr)[i];
     const std::string path = "$.switches[" + std::to_string(i) + "]";
     if (!s.is_object()) {
-      r.problem(path, std::string("expected an object, got ") + type_name(s));
+      r.problem(path, std::string("expected an object, got ") + json_type_name(s));
       continue;
     }
     r.known_keys(s, path, {"name", "role", "zone", "plane", "telemetry", "driver", "probe"});
@@ -201,7 +188,7 @@ void read_switches(Reader& r, const json& doc, Topology::Builder& b) {
     if (const json* drv = r.field(s, path, "driver", true)) {
       const std::string dpath = path + ".driver";
       if (!drv->is_object()) {
-        r.problem(dpath, std::string("expected an object, got ") + type_name(*drv));
+        r.problem(dpath, std::string("expected an object, got ") + json_type_name(*drv));
       } else {
         r.known_keys(*drv, dpath, {"kind", "url"});
         const auto kind = r.string_field(*drv, dpath, "kind", true);
@@ -229,7 +216,7 @@ void read_hosts(Reader& r, const json& doc, Topology::Builder& b) {
     const json& h = (*arr)[i];
     const std::string path = "$.hosts[" + std::to_string(i) + "]";
     if (!h.is_object()) {
-      r.problem(path, std::string("expected an object, got ") + type_name(h));
+      r.problem(path, std::string("expected an object, got ") + json_type_name(h));
       continue;
     }
     r.known_keys(h, path, {"name", "zone", "nics", "telemetry", "probe"});
@@ -254,7 +241,7 @@ void read_hosts(Reader& r, const json& doc, Topology::Builder& b) {
       const json& n = (*nics)[j];
       const std::string npath = path + ".nics[" + std::to_string(j) + "]";
       if (!n.is_string() || n.get<std::string>().empty()) {
-        r.problem(npath, std::string("expected a NIC name, got ") + type_name(n));
+        r.problem(npath, std::string("expected a NIC name, got ") + json_type_name(n));
         continue;
       }
       if (!seen.insert(n.get<std::string>()).second) {
@@ -273,7 +260,7 @@ void read_links(Reader& r, const json& doc, Topology::Builder& b) {
     const json& l = (*arr)[i];
     const std::string path = "$.links[" + std::to_string(i) + "]";
     if (!l.is_object()) {
-      r.problem(path, std::string("expected an object, got ") + type_name(l));
+      r.problem(path, std::string("expected an object, got ") + json_type_name(l));
       continue;
     }
     r.known_keys(l, path, {"a", "b", "speed_gbps", "name", "optic", "a_ip", "b_ip"});
@@ -336,7 +323,7 @@ void read_groups(Reader& r, const json& doc, Topology::Builder& b) {
     const json& g = (*arr)[i];
     const std::string path = "$.capacity_groups[" + std::to_string(i) + "]";
     if (!g.is_object()) {
-      r.problem(path, std::string("expected an object, got ") + type_name(g));
+      r.problem(path, std::string("expected an object, got ") + json_type_name(g));
       continue;
     }
     r.known_keys(g, path, {"name", "kind", "floor", "links"});
@@ -355,7 +342,7 @@ void read_groups(Reader& r, const json& doc, Topology::Builder& b) {
       const json& ref = (*links)[j];
       const std::string lpath = path + ".links[" + std::to_string(j) + "]";
       if (!ref.is_string()) {
-        r.problem(lpath, std::string("expected a link name or \"device:port\", got ") + type_name(ref));
+        r.problem(lpath, std::string("expected a link name or \"device:port\", got ") + json_type_name(ref));
         ok = false;
         continue;
       }
@@ -374,38 +361,18 @@ void read_groups(Reader& r, const json& doc, Topology::Builder& b) {
   }
 }
 
-std::string line_col(std::string_view text, size_t byte) {
-  size_t line = 1, col = 1;
-  for (size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(col);
-}
-
 }  // namespace
 
 TopologyError::TopologyError(std::vector<std::string> problems)
     : std::runtime_error(join_problems(problems)), problems_(std::move(problems)) {}
 
 Topology parse_topology(std::string_view text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    // nlohmann's byte is 1-based and points just past the offending character.
-    const size_t at = e.byte > 0 ? e.byte - 1 : 0;
-    std::string what = e.what();
-    if (const size_t p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
-    throw TopologyError({source + ": " + line_col(text, at) + ": invalid JSON: " + what});
-  }
+  auto parsed = parse_json(text, source);
+  if (!parsed) throw TopologyError({parsed.error()});
+  json doc = std::move(*parsed);
   Reader r(source);
   if (!doc.is_object()) {
-    r.problem("$", std::string("expected an object with \"switches\" and \"links\", got ") + type_name(doc));
+    r.problem("$", std::string("expected an object with \"switches\" and \"links\", got ") + json_type_name(doc));
     throw TopologyError(r.take());
   }
   r.known_keys(doc, "$", {"version", "switches", "hosts", "links", "capacity_groups"});

@@ -1,5 +1,8 @@
 #include "remediation/driver.h"
 
+#include "remediation/netns_driver.h"
+
+#include <cctype>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -44,6 +47,8 @@ Result<InterfaceState> JsonRpcDriver::call(const std::string& method, const std:
                       {"params", {{"interface", interface}}}};
     auto reply = http_.post(url_, req.dump(), "application/json", opt);
     if (!reply.ok()) {
+      // A certificate that does not verify will not verify on the next try either.
+      if (http_.last_failure_permanent()) return Error{where + ": " + reply.error()};
       last_error = reply.error();
       continue;  // network trouble: retry
     }
@@ -53,7 +58,9 @@ Result<InterfaceState> JsonRpcDriver::call(const std::string& method, const std:
     }
     if (reply->status != 200) {
       // 4xx will not get better by retrying (bad token, unknown path).
-      return Error{where + ": HTTP " + std::to_string(reply->status) + ": " + reply->body.substr(0, 200)};
+      std::string body = reply->body.substr(0, 200);
+      while (!body.empty() && std::isspace(static_cast<unsigned char>(body.back()))) body.pop_back();
+      return Error{where + ": HTTP " + std::to_string(reply->status) + ": " + body};
     }
     const json doc = json::parse(reply->body, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
@@ -114,6 +121,9 @@ DriverSet::DriverSet(const fabric::Topology& topology, const JsonRpcOptions& opt
       drivers_[d] = std::make_unique<JsonRpcDriver>(dev.name, dev.driver_url, options);
     } else if (dev.driver_kind == "dryrun") {
       drivers_[d] = std::make_unique<DryRunDriver>(dev.name);
+    } else if (dev.driver_kind == "netns") {
+      // Throws std::invalid_argument for a url that is not netns:NAME: a start-up error.
+      drivers_[d] = std::make_unique<NetnsDriver>(dev.name, dev.driver_url);
     }
   }
 }

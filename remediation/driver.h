@@ -34,11 +34,13 @@ struct JsonRpcOptions {
   int attempts = 3;           // tries per call, with exponential backoff between them
   double backoff_s = 0.2;
   std::string bearer_token;   // sent as "Authorization: Bearer ..." when set
-  std::string ca_file;
+  std::string ca_file;        // PEM CA bundle for https:// URLs ("" = the system's); peer and host are verified
 };
 
-// JSON-RPC 2.0 over HTTP POST, methods interface.drain, interface.undrain,
-// interface.get_state with params {"interface": NAME} (docs/api.md).
+// JSON-RPC 2.0 over HTTP(S) POST, methods interface.drain, interface.undrain,
+// interface.get_state with params {"interface": NAME} (docs/api.md). Network failures and
+// HTTP 5xx are retried with exponential backoff; HTTP 4xx, JSON-RPC errors and TLS
+// certificate failures are final.
 class JsonRpcDriver final : public Driver {
  public:
   JsonRpcDriver(std::string device, std::string url, JsonRpcOptions options = {});

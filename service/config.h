@@ -24,6 +24,7 @@ struct DaemonSettings {
   bool dry_run = false;       // use the dry-run driver for every switch
   std::string http_listen;    // "" or ADDR:PORT for /healthz and /metrics
   std::string driver_token;   // bearer token for JSON-RPC drivers
+  std::string driver_ca;      // PEM CA bundle that signed the switches' https:// drain API certificates
   // Active probing (STAMP): on when the topology gives devices a probe source and reflector.
   bool probe = true;
   double probe_rate = 20000;       // probes per second, all sessions together

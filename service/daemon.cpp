@@ -58,6 +58,7 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
   capacity_ = std::make_unique<remediation::CapacityModel>(*topology_);
   remediation::JsonRpcOptions jopt;
   jopt.bearer_token = s.driver_token;
+  jopt.ca_file = s.driver_ca;
   drivers_ = std::make_unique<remediation::DriverSet>(*topology_, jopt);
   if (s.dry_run) {
     for (fabric::DeviceId d = 0; d < topology_->devices().size(); ++d) {

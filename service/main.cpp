@@ -39,6 +39,9 @@ int main(int argc, char** argv) {
   app.add_flag("--dry-run", s.dry_run, "never touch a switch: record what would be drained");
   app.add_option("--http", s.http_listen, "serve /healthz and /metrics on this loopback ADDR:PORT");
   app.add_option("--driver-token", s.driver_token, "bearer token for the switches' JSON-RPC drain API");
+  app.add_option("--driver-ca", s.driver_ca,
+                 "PEM CA bundle to verify the switches' https:// drain API with (default: the system's CAs)")
+      ->check(CLI::ExistingFile);
   bool no_probe = false;
   app.add_flag("--no-probe", no_probe, "no active probing (STAMP), even where the topology allows it");
   app.add_option("--probe-rate", s.probe_rate, "STAMP probes per second over all sessions");

@@ -1,13 +1,15 @@
 // fabsim: a fabric emulator for demos and scale tests. Serves every switch's counters and
-// drain API on loopback and plays a scenario of timed faults.
+// drain API on loopback (over HTTP, or HTTPS with --tls-cert/--tls-key) and plays a
+// scenario of timed faults.
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "common/asio.h"
 #include "common/http_server.h"
@@ -29,6 +31,11 @@ struct HostPort {
   uint16_t port = 0;
   bool operator<(const HostPort& o) const { return std::tie(host, port) < std::tie(o.host, o.port); }
 };
+
+std::string scheme_of(const std::string& url) {
+  const size_t scheme = url.find("://");
+  return scheme == std::string::npos ? "" : url.substr(0, scheme);
+}
 
 // "http://127.0.0.1:18080/s/x/metrics" -> {127.0.0.1, 18080}
 std::optional<HostPort> url_host_port(const std::string& url) {
@@ -72,7 +79,7 @@ std::string rewrite(const std::string& url, const std::string& base) {
 
 int main(int argc, char** argv) {
   CLI::App app{"fabsim: emulated RoCE fabric (counters, drain API, fault scenarios) on loopback"};
-  std::string topology_path, scenario_path, listen, export_path, token, log_level = "info";
+  std::string topology_path, scenario_path, listen, export_path, token, tls_cert, tls_key, log_level = "info";
   uint64_t seed = 1;
   double run_for = 0;
   int stamp_port = -1;
@@ -83,7 +90,13 @@ int main(int argc, char** argv) {
                  "the addresses in the topology's URLs");
   app.add_option("--export-topology", export_path,
                  "write the topology with URLs pointing at this fabsim (written once listening)");
-  app.add_option("--token", token, "require this bearer token on the drain API");
+  app.add_option("--rpc-token,--token", token,
+                 "the JSON-RPC drain API answers 401 to requests without \"Authorization: Bearer TOKEN\"");
+  auto* cert_opt = app.add_option("--tls-cert", tls_cert,
+                                  "serve HTTPS with this PEM certificate (chain); the switches' URLs become https://");
+  auto* key_opt = app.add_option("--tls-key", tls_key, "the PEM private key of --tls-cert");
+  cert_opt->needs(key_opt);
+  key_opt->needs(cert_opt);
   app.add_option("--seed", seed, "seed for per-port traffic and optics variation");
   app.add_option("--stamp-port", stamp_port,
                  "UDP port of the STAMP reflectors of every link address (default: the topology's reflector port, "
@@ -101,23 +114,43 @@ int main(int argc, char** argv) {
     sim::Scenario scenario;
     if (!scenario_path.empty()) scenario = sim::load_scenario_file(scenario_path, topo);
 
-    std::set<HostPort> addrs;
+    // Every address to serve, and whether it speaks HTTPS. With --listen that is one
+    // address, HTTPS when a certificate is given. Otherwise the topology's URLs say: an
+    // https:// address needs --tls-cert, and one address cannot be both.
+    const bool tls = !tls_cert.empty();
+    std::map<HostPort, std::string> addrs;  // -> "http" or "https"
     if (!listen.empty()) {
       const auto hp = parse_listen(listen);
       if (!hp) throw std::runtime_error("--listen " + listen + ": expected ADDR:PORT");
-      addrs.insert(*hp);
+      addrs[*hp] = tls ? "https" : "http";
     } else {
       for (const auto& d : topo.devices()) {
         for (const std::string* u : {&d.telemetry_url, &d.driver_url}) {
           if (u->empty()) continue;
           const auto hp = url_host_port(*u);
           if (!hp) throw std::runtime_error(topology_path + ": switch " + d.name + ": cannot read host:port from URL " + *u);
-          addrs.insert(*hp);
+          const std::string scheme = scheme_of(*u);
+          if (scheme != "http" && scheme != "https") {
+            throw std::runtime_error(topology_path + ": " + d.name + ": URL " + *u + " is neither http:// nor https://");
+          }
+          if (scheme == "https" && !tls) {
+            throw std::runtime_error(topology_path + ": " + d.name + ": URL " + *u +
+                                     " is https://: give --tls-cert and --tls-key");
+          }
+          const auto [it, fresh] = addrs.emplace(*hp, scheme);
+          if (!fresh && it->second != scheme) {
+            throw std::runtime_error(topology_path + ": " + hp->host + ":" + std::to_string(hp->port) +
+                                     " is both http:// and https:// in the switches' URLs (" + d.name + ": " + *u + ")");
+          }
         }
       }
       if (addrs.empty()) throw std::runtime_error(topology_path + ": no switch URLs to serve; use --listen");
+      if (tls && std::none_of(addrs.begin(), addrs.end(), [](const auto& a) { return a.second == "https"; })) {
+        throw std::runtime_error("--tls-cert: no https:// URL in " + topology_path +
+                                 " (use --listen, or make the URLs https://)");
+      }
     }
-    for (const auto& a : addrs) {
+    for (const auto& [a, scheme] : addrs) {
       if (!is_loopback(a.host)) {
         throw std::runtime_error("fabsim serves on loopback only; refusing " + a.host + ":" + std::to_string(a.port));
       }
@@ -130,13 +163,19 @@ int main(int argc, char** argv) {
     auto now_s = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     sim::ServerOptions sopt{token};
     std::vector<std::unique_ptr<HttpServer>> servers;
-    for (const auto& a : addrs) {
+    for (const auto& [a, scheme] : addrs) {
+      HttpServerOptions hopt;
+      if (scheme == "https") {
+        hopt.tls_cert_file = tls_cert;
+        hopt.tls_key_file = tls_key;
+      }
       servers.push_back(std::make_unique<HttpServer>(
-          io, a.host, a.port, [&](const HttpRequest& r) { return sim::handle(fabric, now_s(), r, sopt); }));
+          io, a.host, a.port, [&](const HttpRequest& r) { return sim::handle(fabric, now_s(), r, sopt); }, hopt));
       servers.back()->start();
-      std::printf("fabsim listening on %s:%u (%zu switches, %zu links, %zu scenario faults)\n", a.host.c_str(),
-                  servers.back()->port(), static_cast<size_t>(std::count_if(topo.devices().begin(), topo.devices().end(),
-                                                                           [](const auto& d) { return d.is_switch(); })),
+      std::printf("fabsim listening on %s:%u%s (%zu switches, %zu links, %zu scenario faults)\n", a.host.c_str(),
+                  servers.back()->port(), servers.back()->tls() ? " over HTTPS" : "",
+                  static_cast<size_t>(std::count_if(topo.devices().begin(), topo.devices().end(),
+                                                    [](const auto& d) { return d.is_switch(); })),
                   topo.links().size(), scenario.faults.size());
     }
     std::fflush(stdout);
@@ -185,14 +224,30 @@ int main(int argc, char** argv) {
     }
 
     if (!export_path.empty()) {
-      const std::string base = "http://" + servers.front()->address() + ":" + std::to_string(servers.front()->port());
+      // Every URL points at the server that answers for it (the one --listen server, or
+      // the server of the URL's own address), with that server's scheme and bound port.
+      std::map<HostPort, std::string> bases;
+      {
+        size_t i = 0;
+        for (const auto& [a, scheme] : addrs) {
+          const HttpServer& srv = *servers[i++];
+          bases[a] = std::string(srv.tls() ? "https://" : "http://") + srv.address() + ":" + std::to_string(srv.port());
+        }
+      }
+      auto base_for = [&](const std::string& url) {
+        if (!listen.empty()) return bases.begin()->second;
+        const auto hp = url_host_port(url);
+        const auto it = hp ? bases.find(*hp) : bases.end();
+        return it != bases.end() ? it->second : bases.begin()->second;
+      };
+      auto point = [&](nlohmann::json& field) { field = rewrite(field.get<std::string>(), base_for(field.get<std::string>())); };
       nlohmann::json doc = fabric::topology_to_json(topo);
       for (auto& s : doc["switches"]) {
-        s["telemetry"] = rewrite(s["telemetry"].get<std::string>(), base);
-        if (s["driver"].contains("url")) s["driver"]["url"] = rewrite(s["driver"]["url"].get<std::string>(), base);
+        point(s["telemetry"]);
+        if (s["driver"].contains("url")) point(s["driver"]["url"]);
       }
       for (auto& h : doc["hosts"]) {
-        if (h.contains("telemetry")) h["telemetry"] = rewrite(h["telemetry"].get<std::string>(), base);
+        if (h.contains("telemetry")) point(h["telemetry"]);
       }
       if (stamp) {
         for (const char* kind : {"switches", "hosts"}) {

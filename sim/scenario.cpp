@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/json.h"
 #include "common/strings.h"
 
 namespace medic::sim {
@@ -80,12 +81,9 @@ Scenario parse_scenario(std::string_view text, const std::string& source, const 
   auto fail = [&](const std::string& path, const std::string& what) -> void {
     throw ScenarioError(source + ": " + path + ": " + what);
   };
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    throw ScenarioError(source + ": invalid JSON: " + e.what());
-  }
+  auto parsed = parse_json(text, source);
+  if (!parsed) throw ScenarioError(parsed.error());
+  const json doc = std::move(*parsed);
   if (!doc.is_object()) fail("$", "expected an object with \"faults\"");
   for (const auto& [k, v] : doc.items()) {
     if (k != "faults" && k != "comment") fail("$", "unknown key " + quote(k));

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/json.h"
 #include "common/strings.h"
 #include "telemetry/openconfig.h"
 
@@ -116,12 +117,9 @@ void read_rules(const json& doc, const char* section, bool is_prom, const std::s
 }  // namespace
 
 CounterMap CounterMap::parse(std::string_view text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    throw CounterMapError(source + ": invalid JSON: " + e.what());
-  }
+  auto parsed = parse_json(text, source);
+  if (!parsed) throw CounterMapError(parsed.error());
+  const json doc = std::move(*parsed);
   if (!doc.is_object()) throw CounterMapError(source + ": $: expected an object");
   for (const auto& [k, v] : doc.items()) {
     if (k != "version" && k != "prometheus" && k != "openconfig" && k != "comment") {

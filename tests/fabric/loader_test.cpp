@@ -386,7 +386,7 @@ TEST(LoaderErrors, InvalidJsonReportsLineAndColumn) {
   const std::string text = "{\n  \"version\": 1,\n  \"switches\": [,]\n}\n";
   const auto problems = problems_of_text(text, "bad.json");
   ASSERT_EQ(problems.size(), 1u);
-  EXPECT_THAT(problems[0], ::testing::StartsWith("bad.json: line 3, column 16: invalid JSON: parse error"));
+  EXPECT_THAT(problems[0], ::testing::StartsWith("bad.json: line 3, column 16: invalid JSON: syntax error"));
 }
 
 TEST(LoaderErrors, TruncatedJsonReportsWhereItEnds) {

@@ -1,14 +1,17 @@
 #include "remediation/driver.h"
 #include "tests/support/testing.h"
+#include "tests/support/tls_certs.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/asio.h"
 #include "common/http_server.h"
@@ -18,11 +21,12 @@
 namespace medic::remediation {
 namespace {
 
-// An HttpServer on 127.0.0.1, port 0, served by one io thread for the test's lifetime.
+// An HttpServer on 127.0.0.1, port 0, served by one io thread for the test's lifetime;
+// HTTPS when the options carry a certificate.
 class ServerThread {
  public:
-  explicit ServerThread(HttpHandler handler)
-      : server_(io_, "127.0.0.1", 0, std::move(handler)) {
+  explicit ServerThread(HttpHandler handler, HttpServerOptions options = {})
+      : server_(io_, "127.0.0.1", 0, std::move(handler), std::move(options)) {
     server_.start();
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -32,7 +36,7 @@ class ServerThread {
     thread_.join();
   }
   std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(server_.port()) + path;
+    return std::string(server_.tls() ? "https" : "http") + "://127.0.0.1:" + std::to_string(server_.port()) + path;
   }
 
  private:
@@ -55,13 +59,15 @@ JsonRpcOptions fast_options() {
 // fabsim's HTTP surface over the demo fabric, in process.
 class JsonRpcAgainstSim : public ::testing::Test {
  protected:
-  void start(sim::ServerOptions options = {}) {
+  void start(sim::ServerOptions options = {}, HttpServerOptions http = {}) {
     options_ = options;
-    server_ = std::make_unique<ServerThread>([this](const HttpRequest& req) {
-      std::lock_guard lock(mu_);
-      ++requests_;
-      return sim::handle(sim_, t_, req, options_);
-    });
+    server_ = std::make_unique<ServerThread>(
+        [this](const HttpRequest& req) {
+          std::lock_guard lock(mu_);
+          ++requests_;
+          return sim::handle(sim_, t_, req, options_);
+        },
+        std::move(http));
   }
   std::string rpc_url(const std::string& sw) const { return server_->url("/s/" + sw + "/rpc"); }
   bool sim_drained(const std::string& sw, const std::string& port) {
@@ -272,6 +278,164 @@ TEST(JsonRpcDriver, SendsJsonRpcRequestWithBearerToken) {
   EXPECT_EQ(body["method"], "interface.undrain");
   EXPECT_EQ(body["params"]["interface"], "eth7");
   EXPECT_TRUE(body["id"].is_number_integer());
+}
+
+// fabsim's surface over HTTPS with a bearer token, as `fabsim --tls-cert --tls-key
+// --rpc-token` serves it, with a throwaway CA made for the test.
+class JsonRpcOverTls : public JsonRpcAgainstSim {
+ protected:
+  void SetUp() override {
+    curl_global_setup();
+    pki_ = testing::make_test_pki(dir_.path());
+    other_ = testing::make_test_pki(dir_.path(), "other-");
+    HttpServerOptions http;
+    http.tls_cert_file = pki_.server_cert;
+    http.tls_key_file = pki_.server_key;
+    start(sim::ServerOptions{"s3cret"}, http);
+  }
+  JsonRpcOptions options(const std::string& ca_file, const std::string& token = "s3cret") const {
+    JsonRpcOptions o = fast_options();
+    o.ca_file = ca_file;
+    o.bearer_token = token;
+    return o;
+  }
+  testing::TempDir dir_;
+  testing::TlsFiles pki_, other_;
+};
+
+TEST_F(JsonRpcOverTls, DrainGetStateUndrainWithTheRightCaAndToken) {
+  const std::string url = rpc_url("rtsw0001");
+  ASSERT_EQ(url.rfind("https://127.0.0.1:", 0), 0u) << url;
+  JsonRpcDriver d("rtsw0001", url, options(pki_.ca_cert));
+  auto st = d.get_state("eth5");
+  ASSERT_TRUE(st.ok()) << st.error();
+  EXPECT_FALSE(st->drained);
+  EXPECT_TRUE(st->oper_up);
+  auto dr = d.drain("eth5");
+  ASSERT_TRUE(dr.ok()) << dr.error();
+  EXPECT_TRUE(dr->drained);
+  EXPECT_TRUE(sim_drained("rtsw0001", "eth5"));
+  st = d.get_state("eth5");
+  ASSERT_TRUE(st.ok()) << st.error();
+  EXPECT_TRUE(st->drained);
+  auto un = d.undrain("eth5");
+  ASSERT_TRUE(un.ok()) << un.error();
+  EXPECT_FALSE(un->drained);
+  EXPECT_FALSE(sim_drained("rtsw0001", "eth5"));
+  EXPECT_EQ(requests(), 4);
+}
+
+TEST_F(JsonRpcOverTls, WrongCaFailsWithTheVerificationErrorAndIsNotRetried) {
+  const std::string url = rpc_url("rtsw0001");
+  JsonRpcDriver d("rtsw0001", url, options(other_.ca_cert));
+  auto r = d.drain("eth5");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "rtsw0001 interface.drain(eth5): " + url +
+                           ": SSL certificate problem: unable to get local issuer certificate");
+  // The system's CAs do not know the private CA either.
+  JsonRpcDriver system_cas("rtsw0001", url, options(""));
+  auto s = system_cas.get_state("eth5");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error(), "rtsw0001 interface.get_state(eth5): " + url +
+                           ": SSL certificate problem: unable to get local issuer certificate");
+  EXPECT_EQ(requests(), 0);  // nothing got past the handshake
+  EXPECT_FALSE(sim_drained("rtsw0001", "eth5"));
+}
+
+TEST_F(JsonRpcOverTls, UnreadableCaFileIsAClearErrorNamingIt) {
+  const std::string url = rpc_url("rtsw0001");
+  const std::string missing = dir_.file("no-such-ca.pem");
+  JsonRpcDriver d("rtsw0001", url, options(missing));
+  auto r = d.drain("eth5");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().rfind("rtsw0001 interface.drain(eth5): " + url + ": ", 0), 0u) << r.error();
+  EXPECT_NE(r.error().find(missing), std::string::npos) << r.error();
+  EXPECT_EQ(r.error().find("attempts"), std::string::npos) << r.error();  // not retried
+  EXPECT_EQ(requests(), 0);
+}
+
+TEST_F(JsonRpcOverTls, MissingOrWrongTokenIsHttp401) {
+  const std::string url = rpc_url("rtsw0001");
+  JsonRpcDriver none("rtsw0001", url, options(pki_.ca_cert, ""));
+  auto r = none.drain("eth5");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "rtsw0001 interface.drain(eth5): HTTP 401: missing or wrong bearer token");
+  EXPECT_EQ(requests(), 1);  // a 401 is not retried
+
+  JsonRpcDriver wrong("rtsw0001", url, options(pki_.ca_cert, "guess"));
+  auto w = wrong.undrain("eth5");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error(), "rtsw0001 interface.undrain(eth5): HTTP 401: missing or wrong bearer token");
+  EXPECT_EQ(requests(), 2);
+  EXPECT_FALSE(sim_drained("rtsw0001", "eth5"));
+}
+
+TEST_F(JsonRpcOverTls, PlainHttpToTheTlsPortFailsCleanlyAfterItsAttempts) {
+  std::string url = rpc_url("rtsw0001");
+  url.replace(0, 5, "http");  // https:// -> http://
+  JsonRpcOptions o = options(pki_.ca_cert);
+  o.attempts = 2;
+  JsonRpcDriver d("rtsw0001", url, o);
+  auto r = d.drain("eth5");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().rfind("rtsw0001 interface.drain(eth5): " + url + ": ", 0), 0u) << r.error();
+  EXPECT_NE(r.error().find("(after 2 attempts)"), std::string::npos) << r.error();
+  EXPECT_EQ(requests(), 0);
+  // The server is none the worse for it.
+  JsonRpcDriver good("rtsw0001", rpc_url("rtsw0001"), options(pki_.ca_cert));
+  auto ok = good.drain("eth5");
+  ASSERT_TRUE(ok.ok()) << ok.error();
+  EXPECT_TRUE(sim_drained("rtsw0001", "eth5"));
+}
+
+// Server errors over TLS are retried, each attempt a real request at the server, with the
+// wait doubling between attempts.
+TEST(JsonRpcDriverTls, ServerErrorsAreRetriedWithExponentialBackoff) {
+  curl_global_setup();
+  testing::TempDir dir;
+  const auto pki = testing::make_test_pki(dir.path());
+  HttpServerOptions http;
+  http.tls_cert_file = pki.server_cert;
+  http.tls_key_file = pki.server_key;
+  std::mutex mu;
+  std::vector<std::chrono::steady_clock::time_point> arrivals;
+  ServerThread server(
+      [&](const HttpRequest&) {
+        std::lock_guard lock(mu);
+        arrivals.push_back(std::chrono::steady_clock::now());
+        if (arrivals.size() < 3) return HttpResponse::text(503, "busy");
+        return HttpResponse::json(200, R"({"jsonrpc":"2.0","id":3,"result":{"interface":"eth5","drained":true}})");
+      },
+      http);
+  auto seen = [&] {
+    std::lock_guard lock(mu);
+    return arrivals;
+  };
+  JsonRpcOptions o;
+  o.attempts = 3;
+  o.backoff_s = 0.1;
+  o.ca_file = pki.ca_cert;
+  JsonRpcDriver d("rtsw0001", server.url("/rpc"), o);
+  auto r = d.drain("eth5");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_TRUE(r->drained);
+  const auto first = seen();
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_GE(first[1] - first[0], std::chrono::milliseconds(100));
+  EXPECT_GE(first[2] - first[1], std::chrono::milliseconds(200));
+
+  // Fewer attempts than the server needs: every attempt reaches it, then the error.
+  {
+    std::lock_guard lock(mu);
+    arrivals.clear();
+  }
+  o.attempts = 2;
+  o.backoff_s = 0.01;
+  JsonRpcDriver short_of_it("rtsw0001", server.url("/rpc"), o);
+  auto f = short_of_it.drain("eth5");
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error(), "rtsw0001 interface.drain(eth5): HTTP 503 (after 2 attempts)");
+  EXPECT_EQ(seen().size(), 2u);
 }
 
 TEST(DryRunDriver, LogsAndRemembersState) {

@@ -140,8 +140,8 @@ TEST_F(ScenarioTest, ErrorsNameTheFileAndJsonPath) {
 
 TEST_F(ScenarioTest, InvalidJsonIsAScenarioError) {
   const std::string e = error_of(R"({"faults": [)");
-  EXPECT_EQ(e.rfind("s.json: invalid JSON: ", 0), 0u) << e;
-  EXPECT_EQ(error_of("").rfind("s.json: invalid JSON: ", 0), 0u);
+  EXPECT_EQ(e.rfind("s.json: line 1, column 13: invalid JSON: syntax error while parsing value", 0), 0u) << e;
+  EXPECT_EQ(error_of("").rfind("s.json: line 1, column 1: invalid JSON: ", 0), 0u);
 }
 
 TEST_F(ScenarioTest, LoadsFileAndReportsAMissingOne) {

@@ -181,7 +181,7 @@ TEST(CounterMapErrors, UnknownAggregate) {
 }
 
 TEST(CounterMapErrors, InvalidJson) {
-  EXPECT_THAT(map_error("{\"prometheus\": [}"), StartsWith("map.json: invalid JSON: "));
+  EXPECT_THAT(map_error("{\"prometheus\": [}"), StartsWith("map.json: line 1, column 17: invalid JSON: syntax error while parsing value - unexpected '}'"));
 }
 
 TEST(CounterMapErrors, FileThatDoesNotExist) {
