@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/context.h"
 #include "cli/record.h"
 #include "cli/replay.h"
 #include "cli/table.h"
@@ -63,19 +64,6 @@ std::string url_decode(const std::string& s) {
   }
   return out;
 }
-
-struct DbOption {
-  std::string url;
-  void add(CLI::App* cmd) { cmd->add_option("--db", url, "PostgreSQL URL (default: $MEDIC_DB_URL)"); }
-  std::unique_ptr<db::Database> open() const {
-    std::string u = url;
-    if (u.empty()) {
-      if (const char* env = std::getenv("MEDIC_DB_URL")) u = env;
-    }
-    if (u.empty()) throw std::invalid_argument("no database: pass --db URL or set MEDIC_DB_URL");
-    return std::make_unique<db::Database>(u);
-  }
-};
 
 int cmd_fabric_gen(const std::string& preset_name, const std::string& base_url, const std::string& driver,
                    const std::string& telemetry, std::ostream& out, std::ostream& err) {

@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 #include <sstream>
 
+#include "db/internal.h"
 #include "db/migrations.h"
 
 namespace medic::db {
@@ -14,6 +15,8 @@ namespace medic::db {
 using nlohmann::json;
 
 namespace {
+
+using namespace internal;
 
 // Stable across builds and platforms (std::hash is not): FNV-1a, 64 bits.
 std::string checksum(const char* s) {
@@ -26,19 +29,6 @@ std::string checksum(const char* s) {
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
-
-std::string ts(Time t) { return format_iso8601(t); }
-const char* opt_text(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
-
-std::optional<Time> read_time(const pqxx::field& f) {
-  if (f.is_null()) return std::nullopt;
-  return Time(Duration(f.as<int64_t>()));
-}
-
-std::string read_text(const pqxx::field& f) { return f.is_null() ? "" : f.as<std::string>(); }
-
-// Selects a timestamptz column as microseconds since the epoch.
-#define MEDIC_US(col) "(extract(epoch from " col ") * 1000000)::bigint"
 
 constexpr int64_t kMigrationLock = 0x6d65646963'01;  // "medic" + 1
 
@@ -157,10 +147,6 @@ std::string redact_url(const std::string& url) {
   return out;
 }
 
-struct Database::Connection {
-  explicit Connection(const std::string& url) : c(url) {}
-  pqxx::connection c;
-};
 
 Database::Database(std::string url) : url_(std::move(url)) { connect(); }
 Database::~Database() = default;
@@ -173,27 +159,6 @@ void Database::connect() {
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     throw DbError("cannot connect to PostgreSQL at " + redact_url(url_) + ": " + msg);
   }
-}
-
-template <class F>
-auto Database::run(const char* what, F&& f) -> decltype(f()) {
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    try {
-      if (!conn_ || !conn_->c.is_open()) connect();
-      return f();
-    } catch (const pqxx::broken_connection& e) {
-      spdlog::warn("database connection lost during {}: {}; reconnecting", what, e.what());
-      conn_.reset();
-      if (attempt == 1) return Error{std::string(what) + ": connection lost: " + e.what()};
-    } catch (const DbError& e) {
-      return Error{std::string(what) + ": " + e.what()};
-    } catch (const std::exception& e) {
-      std::string msg = e.what();
-      while (!msg.empty() && msg.back() == '\n') msg.pop_back();
-      return Error{std::string(what) + ": " + msg};
-    }
-  }
-  return Error{std::string(what) + ": unreachable"};
 }
 
 std::vector<std::string> Database::migrate() {
@@ -571,11 +536,14 @@ Status Database::set_incident_state(int64_t id, triage::IncidentState state, Tim
     case S::closed: sql = "UPDATE incidents SET state = 'closed', closed_at = coalesce(closed_at, $2::timestamptz), updated_at = now() WHERE id = $1"; break;
     case S::dismissed: sql = "UPDATE incidents SET state = 'dismissed', dismissed_at = coalesce(dismissed_at, $2::timestamptz), blocked_reason = coalesce($3, blocked_reason), updated_at = now() WHERE id = $1"; break;
     case S::escalated: sql = "UPDATE incidents SET state = 'escalated', escalated_at = coalesce(escalated_at, $2::timestamptz), blocked_reason = coalesce($3, blocked_reason), updated_at = now() WHERE id = $1"; break;
+    case S::pending_approval: sql = "UPDATE incidents SET state = 'pending_approval', approval_reason = $3, updated_at = now() WHERE id = $1 AND $2::timestamptz IS NOT NULL"; break;
+    case S::validating: sql = "UPDATE incidents SET state = 'validating', validating_since = $2::timestamptz, updated_at = now() WHERE id = $1"; break;
+    case S::kCount: return Error{"set_incident_state: no such state"};
   }
   return run("set_incident_state", [&]() -> Status {
     pqxx::work w(conn_->c);
     pqxx::result r;
-    if (state == S::blocked || state == S::dismissed || state == S::escalated) {
+    if (state == S::blocked || state == S::dismissed || state == S::escalated || state == S::pending_approval) {
       r = w.exec_params(sql, id, ts(at), opt_text(reason));
     } else {
       r = w.exec_params(sql, id, ts(at));

@@ -11,7 +11,9 @@ Pipeline::Pipeline(const fabric::Topology& topology, const telemetry::CounterMap
       probe_detector_(topology, detector_config.probe),
       triage_(topology, triage_config),
       port_oper_(topology.ports().size(), -1),
-      link_oper_(topology.links().size(), -1) {}
+      link_oper_(topology.links().size(), -1),
+      tx_pps_(topology.ports().size(), -1.0),
+      error_events_(topology.ports().size(), 0.0) {}
 
 int Pipeline::link_oper(fabric::LinkId link) const { return link_oper_[link]; }
 
@@ -37,6 +39,13 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
   out.samples = samples_.size();
   for (const auto& s : samples_) {
     const telemetry::PortDelta d = tracker_.observe(s);
+    using telemetry::Counter;
+    const double secs = seconds(d.interval);
+    if (d.has(Counter::tx_packets) && secs > 0) tx_pps_[s.port] = d.get(Counter::tx_packets) / secs;
+    for (const Counter c : {Counter::rx_errors, Counter::rx_crc_errors, Counter::rx_symbol_errors,
+                            Counter::fec_uncorrectable_codewords, Counter::carrier_changes}) {
+      if (d.has(c)) error_events_[s.port] += d.get(c);
+    }
     if (d.has(telemetry::Counter::oper_up)) {
       port_oper_[s.port] = d.get(telemetry::Counter::oper_up) > 0.5 ? 1 : 0;
       const fabric::LinkId l = topology_.port(s.port).link;

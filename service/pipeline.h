@@ -55,6 +55,13 @@ class Pipeline {
   const detectors::DetectorSet& detectors() const { return detectors_; }
   // -1 unknown, 0 down, 1 up, as the link's ends last reported.
   int link_oper(fabric::LinkId link) const;
+  int port_oper(fabric::PortId port) const { return port_oper_[port]; }
+  // The port's latest readings (present == 0 before its first answer), for snapshots.
+  const telemetry::PortSample& latest(fabric::PortId port) const { return tracker_.last(port); }
+  // Packets per second the port sent over its latest interval (-1 before two samples), and
+  // the errors it has counted since medicd started (monotonic; for the validation soak).
+  double tx_pps(fabric::PortId port) const { return tx_pps_[port]; }
+  double error_events(fabric::PortId port) const { return error_events_[port]; }
 
  private:
   const fabric::Topology& topology_;
@@ -65,6 +72,8 @@ class Pipeline {
   triage::Triage triage_;
   std::vector<int8_t> port_oper_;
   std::vector<int8_t> link_oper_;
+  std::vector<double> tx_pps_;
+  std::vector<double> error_events_;
   std::vector<telemetry::PortSample> samples_;
 };
 

@@ -19,6 +19,9 @@ class CounterTracker {
   // Forget a port (e.g. after a long telemetry gap) so the next sample starts afresh.
   void forget(fabric::PortId port);
 
+  // The port's latest sample (present == 0 before its first).
+  const PortSample& last(fabric::PortId port) const { return last_[port]; }
+
   size_t resets() const { return resets_; }
   size_t wraps() const { return wraps_; }
 

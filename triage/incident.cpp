@@ -5,9 +5,9 @@
 namespace medic::triage {
 
 namespace {
-constexpr std::array<std::string_view, 11> kStates = {
-    "detected", "triaged",   "blocked", "mitigated", "repair_requested", "repaired",
-    "validated", "undrained", "closed",  "dismissed", "escalated"};
+constexpr std::array<std::string_view, static_cast<size_t>(IncidentState::kCount)> kStates = {
+    "detected",  "triaged",   "blocked", "pending_approval", "mitigated", "repair_requested", "repaired",
+    "validating", "validated", "undrained", "closed",         "dismissed", "escalated"};
 constexpr std::array<std::string_view, kIncidentClassCount> kClasses = {
     "link_flap",     "link_down", "optics",          "corruption",   "fec",        "discards",
     "slow_receiver", "pfc_storm", "telemetry_stale", "switch_fault", "host_fault", "gray_failure"};

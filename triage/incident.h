@@ -36,19 +36,23 @@ bool is_device_class(IncidentClass c);
 IncidentClass class_of(detectors::FindingKind k);
 
 // Lifecycle: detected -> triaged -> mitigated (drained) -> repair_requested -> repaired ->
-// validated -> undrained -> closed; or blocked (drain refused), dismissed, escalated.
+// validating -> validated -> undrained -> closed; or blocked (drain refused, waits for
+// capacity), pending_approval (in the repair queue), dismissed, escalated.
 enum class IncidentState : uint8_t {
   detected,
   triaged,
   blocked,
+  pending_approval,
   mitigated,
   repair_requested,
   repaired,
+  validating,
   validated,
   undrained,
   closed,
   dismissed,
   escalated,
+  kCount
 };
 std::string_view to_string(IncidentState s);
 std::optional<IncidentState> parse_incident_state(std::string_view s);

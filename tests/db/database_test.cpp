@@ -564,8 +564,17 @@ TEST(Database, WriteIntentRecordsIntentAndDraining) {
             "draining " + std::to_string(*inc));
   EXPECT_EQ(column_us(d.tdb, "links", "drain_changed_at", "name = '" + name + "'"), us(at(4)));
 
-  // An undrain intent marks the link undraining; incident 0 is stored as NULL.
+  // While the drain is in flight, no second intent for the link is accepted.
   const remediation::ActionIntent undrain{0, d.link("rtsw0001:eth5"), remediation::ActionKind::undrain, at(5)};
+  const auto second = d.db.write_intent(undrain, name);
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(second.error(), HasSubstr("actions_one_intent_per_link"));
+  EXPECT_EQ(d.tdb.scalar("SELECT drain_state FROM links WHERE name = '" + name + "'"), "draining");
+
+  // Once the drain has its result, an undrain intent marks the link undraining; incident 0
+  // is stored as NULL.
+  const remediation::ActionOutcome drained{true, true, "", {"drain rtsw0001:eth5 -> drained"}, at(5)};
+  ASSERT_TRUE(d.db.write_result(*id, intent, drained, name).ok());
   ASSERT_TRUE(d.db.write_intent(undrain, name).ok());
   EXPECT_EQ(d.tdb.scalar("SELECT drain_state FROM links WHERE name = '" + name + "'"), "undraining");
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM actions WHERE incident_id IS NULL AND kind = 'undrain'"), "1");

@@ -1,0 +1,59 @@
+// Shared by the files of db/ that speak SQL (never included outside db/): the connection,
+// the retry-once wrapper every call goes through, and column helpers.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+
+#include "common/time.h"
+#include "db/database.h"
+
+namespace medic::db {
+
+struct Database::Connection {
+  explicit Connection(const std::string& url) : c(url) {}
+  pqxx::connection c;
+};
+
+namespace internal {
+
+inline std::string ts(Time t) { return format_iso8601(t); }
+inline const char* opt_text(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
+
+inline std::optional<Time> read_time(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return Time(Duration(f.as<int64_t>()));
+}
+
+inline std::string read_text(const pqxx::field& f) { return f.is_null() ? "" : f.as<std::string>(); }
+
+}  // namespace internal
+
+// Selects a timestamptz column as microseconds since the epoch.
+#define MEDIC_US(col) "(extract(epoch from " col ") * 1000000)::bigint"
+
+template <class F>
+inline auto Database::run(const char* what, F&& f) -> decltype(f()) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      if (!conn_ || !conn_->c.is_open()) connect();
+      return f();
+    } catch (const pqxx::broken_connection& e) {
+      spdlog::warn("database connection lost during {}: {}; reconnecting", what, e.what());
+      conn_.reset();
+      if (attempt == 1) return Error{std::string(what) + ": connection lost: " + e.what()};
+    } catch (const DbError& e) {
+      return Error{std::string(what) + ": " + e.what()};
+    } catch (const std::exception& e) {
+      std::string msg = e.what();
+      while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+      return Error{std::string(what) + ": " + msg};
+    }
+  }
+  return Error{std::string(what) + ": unreachable"};
+}
+
+}  // namespace medic::db
