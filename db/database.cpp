@@ -96,11 +96,6 @@ void insert_findings(pqxx::work& w, int64_t incident_id, const std::vector<detec
   for (const auto& f : findings) insert_finding(w, incident_id, f, t, "");
 }
 
-void insert_event(pqxx::work& w, int64_t incident_id, Time at, const std::string& state, const std::string& note) {
-  w.exec_params("INSERT INTO incident_events (incident_id, at, state, note) VALUES ($1, $2::timestamptz, $3, $4)",
-                incident_id, ts(at), state, note);
-}
-
 // The device an incident is about: the device of a device incident, else the device that
 // reported its first finding.
 std::string incident_device(const triage::IncidentUpdate& u, const fabric::Topology& t) {

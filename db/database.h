@@ -102,6 +102,37 @@ struct SnapshotRow {
 snapshot::IncidentReading incident_reading(const IncidentRow& r);
 
 // ---------------------------------------------------------------------------------------
+// The remediation workflow (db/remediation.cpp)
+
+// An open link incident as the workflow and the repair queue see it.
+struct CaseRow {
+  int64_t id = 0;
+  std::string incident_class, severity, state, link, reason, approved_by;
+  double loss = 0;
+  int validation_failures = 0;
+  std::optional<Time> validating_since, detected_at;
+};
+
+struct UnfinishedAction {
+  int64_t id = 0, incident_id = 0;
+  std::string link, kind, state;
+  Time intent_at{};
+  double traffic_before = -1;
+};
+
+struct BreakerRow {
+  bool open = false;
+  std::optional<Time> opened_at, reset_at;
+  std::string reason, reset_by;
+};
+
+struct LeaderRow {
+  std::string daemon;
+  int64_t epoch = 0;
+  Time since{}, heartbeat{};
+};
+
+// ---------------------------------------------------------------------------------------
 
 class Database {
  public:
@@ -167,6 +198,37 @@ class Database {
   Result<std::vector<slo::Target>> slo_targets();
   Status set_slo_target(const slo::Target& t);
   Result<std::vector<slo::IncidentTimes>> incident_times(std::optional<Time> since);
+
+  // --- The remediation workflow (db/remediation.cpp) ---
+  Result<std::vector<CaseRow>> open_cases();
+  Result<std::vector<UnfinishedAction>> unfinished_actions();
+  Result<std::vector<std::pair<std::string, Time>>> drains_since(Time since);
+  Status set_validation(int64_t incident, int failures, std::optional<Time> since);
+  Status set_loss(int64_t incident, double loss);
+  // Links' oper states as medicd last saw them (for capacity views outside medicd).
+  Status set_link_oper(const std::vector<std::pair<std::string, bool>>& links, Time at);
+  // The intent row and the link's drain state in one transaction. With `daemon` set, only
+  // while that daemon holds leader epoch `epoch` (fencing); and never while another action
+  // on the link is unfinished (unique index).
+  Result<int64_t> begin_action(const remediation::ActionIntent& intent, const std::string& link,
+                               double traffic_before, const std::string& daemon, int64_t epoch);
+  Status action_applied(int64_t action, const std::vector<std::string>& steps);
+  Status finish_action(int64_t action, const remediation::ActionIntent& intent, const std::string& end,
+                       bool link_drained, const std::string& reason, const std::vector<std::string>& steps,
+                       Time at, const std::string& link);
+  Result<int> incidents_opened_since(Time since);
+  Result<BreakerRow> breaker();
+  Status open_breaker(Time at, const std::string& reason);
+  // Errors when the breaker is not open.
+  Status reset_breaker(Time at, const std::string& by);
+  // Engineers' decisions; each checks the incident's state and says exactly why it refuses.
+  Status approve_incident(int64_t id, const std::string& by, Time at);
+  Status mark_repaired(int64_t id, const std::string& by, Time at);
+  Status dismiss_incident(int64_t id, const std::string& by, const std::string& reason, Time at);
+  // Leadership: a new epoch for `daemon`, a heartbeat, and who leads.
+  Result<int64_t> claim_leadership(const std::string& daemon, Time at);
+  Status leader_heartbeat(const std::string& daemon, int64_t epoch, Time at);
+  Result<std::optional<LeaderRow>> leader();
 
   // --- Snapshots (db/snapshots.cpp) ---
   // Stores a snapshot in one transaction and returns its id. Incident and action snapshots

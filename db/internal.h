@@ -30,6 +30,13 @@ inline std::optional<Time> read_time(const pqxx::field& f) {
 
 inline std::string read_text(const pqxx::field& f) { return f.is_null() ? "" : f.as<std::string>(); }
 
+// One line of an incident's history.
+inline void insert_event(pqxx::work& w, int64_t incident_id, Time at, const std::string& state,
+                         const std::string& note) {
+  w.exec_params("INSERT INTO incident_events (incident_id, at, state, note) VALUES ($1, $2::timestamptz, $3, $4)",
+                incident_id, ts(at), state, note);
+}
+
 }  // namespace internal
 
 // Selects a timestamptz column as microseconds since the epoch.

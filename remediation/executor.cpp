@@ -10,26 +10,27 @@ Executor::Executor(const fabric::Topology& topology, CapacityModel& capacity, Dr
                    ActionJournal& journal, const Clock& clock)
     : topology_(topology), capacity_(capacity), drivers_(drivers), journal_(journal), clock_(clock) {}
 
-bool Executor::apply(fabric::LinkId link, bool drain, ActionOutcome& out) {
-  const fabric::Link& l = topology_.link(link);
+bool apply_to_link(const fabric::Topology& topology, DriverSet& drivers, fabric::LinkId link, bool drain,
+                   ActionOutcome& out) {
+  const fabric::Link& l = topology.link(link);
   std::vector<fabric::PortId> done;
   // Put back the ends already changed so the link is not left half drained.
   auto rollback = [&] {
     for (const fabric::PortId q : done) {
-      const fabric::Port& qp = topology_.port(q);
-      auto back = drain ? drivers_.for_device(qp.device)->undrain(qp.name)
-                        : drivers_.for_device(qp.device)->drain(qp.name);
-      out.steps.push_back(std::string("rollback ") + topology_.endpoint_name(q) + " -> " +
+      const fabric::Port& qp = topology.port(q);
+      auto back = drain ? drivers.for_device(qp.device)->undrain(qp.name)
+                        : drivers.for_device(qp.device)->drain(qp.name);
+      out.steps.push_back(std::string("rollback ") + topology.endpoint_name(q) + " -> " +
                           (back.ok() ? "ok" : "error: " + back.error()));
     }
   };
   int driven = 0;
   for (const fabric::PortId p : {l.a, l.b}) {
-    const fabric::Port& port = topology_.port(p);
-    Driver* d = drivers_.for_device(port.device);
+    const fabric::Port& port = topology.port(p);
+    Driver* d = drivers.for_device(port.device);
     if (d == nullptr) continue;
     ++driven;
-    const std::string ep = topology_.endpoint_name(p);
+    const std::string ep = topology.endpoint_name(p);
     auto r = drain ? d->drain(port.name) : d->undrain(port.name);
     if (!r.ok()) {
       out.error = r.error();
@@ -47,9 +48,9 @@ bool Executor::apply(fabric::LinkId link, bool drain, ActionOutcome& out) {
   }
   // Read back: the switch must now say what we asked for.
   for (const fabric::PortId p : done) {
-    const fabric::Port& port = topology_.port(p);
-    auto st = drivers_.for_device(port.device)->get_state(port.name);
-    const std::string ep = topology_.endpoint_name(p);
+    const fabric::Port& port = topology.port(p);
+    auto st = drivers.for_device(port.device)->get_state(port.name);
+    const std::string ep = topology.endpoint_name(p);
     if (!st.ok()) {
       out.error = "verify " + ep + ": " + st.error();
       rollback();
@@ -64,6 +65,27 @@ bool Executor::apply(fabric::LinkId link, bool drain, ActionOutcome& out) {
     out.steps.push_back("verify " + ep + " -> " + (st->drained ? "drained" : "undrained"));
   }
   return true;
+}
+
+LinkReadBack read_back(const fabric::Topology& topology, DriverSet& drivers, fabric::LinkId link) {
+  LinkReadBack rb;
+  const fabric::Link& l = topology.link(link);
+  for (const fabric::PortId p : {l.a, l.b}) {
+    const fabric::Port& port = topology.port(p);
+    Driver* d = drivers.for_device(port.device);
+    if (d == nullptr) continue;
+    ++rb.driven;
+    auto st = d->get_state(port.name);
+    if (!st.ok()) {
+      rb.error = topology.endpoint_name(p) + ": " + st.error();
+      return rb;
+    }
+    if (st->drained) {
+      ++rb.drained;
+      rb.drained_ports.push_back(p);
+    }
+  }
+  return rb;
 }
 
 DrainResult Executor::drain_link(int64_t incident_id, fabric::LinkId link) {
@@ -96,7 +118,7 @@ DrainResult Executor::drain_link(int64_t incident_id, fabric::LinkId link) {
   }
   res.action_id = *id;
   ActionOutcome out;
-  const bool ok = apply(link, true, out);
+  const bool ok = apply_to_link(topology_, drivers_, link, true, out);
   out.succeeded = ok;
   out.link_drained = ok;
   out.at = clock_.now();

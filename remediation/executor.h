@@ -41,6 +41,21 @@ class ActionJournal {
   virtual Status write_refusal(const ActionIntent& intent, const std::string& reason) = 0;
 };
 
+// Drains (or undrains) every switch end of the link and reads each end back; on any failure
+// puts back the ends already changed and returns false with out.error set. Idempotent.
+bool apply_to_link(const fabric::Topology& topology, DriverSet& drivers, fabric::LinkId link, bool drain,
+                   ActionOutcome& out);
+
+// What the switches say of the link's ends: how many ends have a driver, how many of them
+// report drained, and the first error (then the counts are partial).
+struct LinkReadBack {
+  int driven = 0;
+  int drained = 0;
+  std::string error;
+  std::vector<fabric::PortId> drained_ports;
+};
+LinkReadBack read_back(const fabric::Topology& topology, DriverSet& drivers, fabric::LinkId link);
+
 enum class DrainStatus : uint8_t { drained, refused, failed };
 
 struct DrainResult {
@@ -59,9 +74,6 @@ class Executor {
   DrainResult drain_link(int64_t incident_id, fabric::LinkId link);
 
  private:
-  // Drains (or undrains) every switch end of the link; returns false with `error` set.
-  bool apply(fabric::LinkId link, bool drain, ActionOutcome& out);
-
   const fabric::Topology& topology_;
   CapacityModel& capacity_;
   DriverSet& drivers_;

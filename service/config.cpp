@@ -18,6 +18,11 @@ DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
   if (s_.db_url.empty()) bad("no database: pass --db URL or set MEDIC_DB_URL");
   if (s_.counter_map_path.empty()) s_.counter_map_path = default_data_dir() + "/counter_map.json";
   if (s_.detectors_path.empty()) s_.detectors_path = default_data_dir() + "/detectors.json";
+  if (s_.capacity_path.empty()) s_.capacity_path = default_data_dir() + "/capacity.json";
+  if (s_.policy_path.empty()) s_.policy_path = default_data_dir() + "/remediation.json";
+  if (!(s_.snapshot_retention_days >= 0 && s_.snapshot_retention_days <= 3650)) {
+    bad("--snapshot-retention must be within [0, 3650] days");
+  }
   if (!(s_.poll_interval_s >= 0.05 && s_.poll_interval_s <= 3600)) bad("--poll-interval must be within [0.05, 3600] seconds");
   if (!(s_.scrape_timeout_s >= 0.05 && s_.scrape_timeout_s <= 600)) bad("--scrape-timeout must be within [0.05, 600] seconds");
   if (s_.scrape_concurrency < 1 || s_.scrape_concurrency > 4096) bad("--scrape-concurrency must be within [1, 4096]");

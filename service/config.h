@@ -25,6 +25,11 @@ struct DaemonSettings {
   std::string http_listen;    // "" or ADDR:PORT for /healthz and /metrics
   std::string driver_token;   // bearer token for JSON-RPC drivers
   std::string driver_ca;      // PEM CA bundle that signed the switches' https:// drain API certificates
+  std::string capacity_path;  // floors per group kind and the drain budget (default data/capacity.json)
+  std::string policy_path;    // remediation policy (default data/remediation.json)
+  std::string name;           // this daemon's name in the leader row and the actions (default host:pid)
+  double snapshot_retention_days = 30;  // snapshots older than this are pruned (0: kept forever)
+  bool standby = true;        // wait for the leader lock (false: exit when another daemon leads)
   // Active probing (STAMP): on when the topology gives devices a probe source and reflector.
   bool probe = true;
   double probe_rate = 20000;       // probes per second, all sessions together

@@ -2,8 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include "fabric/loader.h"
+#include "remediation/capacity_config.h"
 #include "remediation/policy.h"
+#include "snapshot/snapshot.h"
 
 namespace medic::service {
 
@@ -28,8 +32,15 @@ std::string DaemonMetrics::render_prometheus() const {
   add("medic_incidents_opened_total", "Incidents opened.", incidents_opened);
   add("medic_incidents_reopened_total", "Closed incidents reopened because their fault came back.", incidents_reopened);
   add("medic_drains_succeeded_total", "Drains carried out and verified.", drains_succeeded);
-  add("medic_drains_refused_total", "Drains refused by the safe-capacity check.", drains_refused);
-  add("medic_drains_failed_total", "Drains that failed at the switch.", drains_failed);
+  add("medic_drains_refused_total", "Drains held back by capacity floors, the budget or a rate limit.", drains_refused);
+  add("medic_drains_failed_total", "Drains that failed at the switch or were rolled back.", drains_failed);
+  add("medic_undrains_succeeded_total", "Undrains carried out and verified.", undrains_succeeded);
+  add("medic_undrains_failed_total", "Undrains that failed or were not verified.", undrains_failed);
+  add("medic_queued_for_approval_total", "Drains sent to the repair queue for approval.", queued_for_approval);
+  add("medic_validations_failed_total", "Repaired links that failed their validation soak.", validations_failed);
+  add("medic_actions_reconciled_total", "Unfinished actions reconciled after a restart.", actions_reconciled);
+  add("medic_breaker_trips_total", "Times the circuit breaker opened.", breaker_trips);
+  add("medic_snapshots_total", "Snapshots stored.", snapshots_taken);
   add("medic_db_errors_total", "Database calls that failed.", db_errors);
   add("medic_probe_rounds_total", "Probe rounds finished.", probe_rounds);
   add("medic_probes_sent_total", "STAMP probes sent.", probes_sent);
@@ -38,7 +49,57 @@ std::string DaemonMetrics::render_prometheus() const {
   return out;
 }
 
-Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config), clock_(clock) {
+// What the workflow reads of the fabric: the pipeline's latest counters and the flap detector.
+class Daemon::Signals final : public remediation::LinkSignals {
+ public:
+  Signals(const fabric::Topology& topology, const remediation::CapacityModel& capacity, const Pipeline& pipeline,
+          const Clock& clock)
+      : topology_(topology), capacity_(capacity), pipeline_(pipeline), clock_(clock) {}
+
+  double tx_pps(fabric::LinkId link) const override {
+    const auto& l = topology_.link(link);
+    return std::max(pipeline_.tx_pps(l.a), pipeline_.tx_pps(l.b));
+  }
+  Time measured_from(fabric::LinkId link) const override {
+    const auto& l = topology_.link(link);
+    Time from = Time::max();
+    for (const fabric::PortId p : {l.a, l.b}) {
+      if (pipeline_.tx_pps(p) >= 0) from = std::min(from, pipeline_.tx_from(p));
+    }
+    return from == Time::max() ? Time{} : from;
+  }
+  double peer_pps(fabric::LinkId link) const override {
+    const auto groups = topology_.groups_of(link);
+    if (groups.empty()) return -1;
+    double sum = 0;
+    int n = 0;
+    for (const fabric::LinkId peer : topology_.group(groups.front()).links) {
+      if (peer == link || !capacity_.in_service(peer)) continue;
+      const double pps = tx_pps(peer);
+      if (pps < 0) continue;
+      sum += pps;
+      ++n;
+    }
+    return n == 0 ? -1 : sum / n;
+  }
+  int oper(fabric::LinkId link) const override { return pipeline_.link_oper(link); }
+  double error_events(fabric::LinkId link) const override {
+    const auto& l = topology_.link(link);
+    return pipeline_.error_events(l.a) + pipeline_.error_events(l.b);
+  }
+  bool flap_suppressed(fabric::LinkId link, Time now) const override {
+    return pipeline_.detectors().flap().suppressed(link, now);
+  }
+
+ private:
+  const fabric::Topology& topology_;
+  const remediation::CapacityModel& capacity_;
+  const Pipeline& pipeline_;
+  const Clock& clock_;
+};
+
+Daemon::Daemon(const DaemonConfig& config, const Clock& clock, int64_t leader_epoch)
+    : config_(config), clock_(clock) {
   const auto& s = config.settings();
   topology_ = std::make_unique<fabric::Topology>(fabric::load_topology_file(s.topology_path));
   counter_map_ = std::make_unique<telemetry::CounterMap>(telemetry::CounterMap::load_file(s.counter_map_path));
@@ -46,7 +107,11 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
   db_ = std::make_unique<db::Database>(s.db_url);
   for (const auto& name : db_->migrate()) spdlog::info("applied migration {}", name);
   if (auto st = db_->sync_inventory(*topology_); !st.ok()) throw std::runtime_error(st.error());
-  journal_ = std::make_unique<db::DbJournal>(*db_, *topology_);
+  store_ = std::make_unique<db::DbRemediationStore>(*db_, *topology_);
+  if (leader_epoch > 0) store_->set_fence(s.name, leader_epoch);
+  const auto capacity_config = remediation::CapacityConfig::load_file(s.capacity_path);
+  const auto policy = remediation::RemediationPolicy::load_file(s.policy_path);
+  capacity_topology_ = std::make_unique<fabric::Topology>(remediation::with_derived_groups(*topology_, capacity_config));
 
   telemetry::CollectorOptions copt;
   copt.timeout_s = s.scrape_timeout_s;
@@ -55,7 +120,7 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
   backoff_ = std::make_unique<telemetry::Backoff>(topology_->devices().size(), config.poll_interval(),
                                                   from_seconds(s.backoff_max_s));
   pipeline_ = std::make_unique<Pipeline>(*topology_, *counter_map_, detector_config_, config.triage());
-  capacity_ = std::make_unique<remediation::CapacityModel>(*topology_);
+  capacity_ = std::make_unique<remediation::CapacityModel>(*capacity_topology_, capacity_config.budget());
   remediation::JsonRpcOptions jopt;
   jopt.bearer_token = s.driver_token;
   jopt.ca_file = s.driver_ca;
@@ -67,7 +132,12 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
       }
     }
   }
-  executor_ = std::make_unique<remediation::Executor>(*topology_, *capacity_, *drivers_, *journal_, clock_);
+  signals_ = std::make_unique<Signals>(*capacity_topology_, *capacity_, *pipeline_, clock_);
+  workflow_ = std::make_unique<remediation::Workflow>(*topology_, *capacity_, *drivers_, *store_, *signals_, policy,
+                                                      clock_);
+  workflow_->set_snapshot_hook([this](int64_t incident, int64_t action, fabric::LinkId link, const std::string& why) {
+    take_snapshot(incident, action, link, "action", why);
+  });
 
   for (fabric::DeviceId d = 0; d < topology_->devices().size(); ++d) {
     const auto& dev = topology_->device(d);
@@ -81,11 +151,9 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
   for (const auto& row : *drains) {
     const auto link = topology_->find_link(row.link);
     if (!link) continue;
-    if (row.drain_state == "draining" || row.drain_state == "undraining") {
-      spdlog::warn("link {} has an unfinished {} from before a restart; counting it as drained", row.link,
-                   row.drain_state == "draining" ? "drain" : "undrain");
-    }
-    capacity_->set_drained(*link, true);
+    // draining/undraining: an unfinished action; the workflow reconciles it with the switch
+    // and counts the link as drained until then.
+    if (row.drain_state == "drained") capacity_->set_drained(*link, true);
   }
   db::IncidentFilter open_filter;
   open_filter.open_only = true;
@@ -105,7 +173,6 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
     if (const auto l = topology_->find_link(row.link)) o.link = *l;
     if (const auto d = topology_->find_device(row.device)) o.device = *d;
     known.push_back(o);
-    incident_state_[row.id] = *state;
   }
   pipeline_->triage().load_open(known);
   const Time now = clock_.now();
@@ -127,6 +194,7 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
     throw std::runtime_error(closed.error());
   }
   refresh_maintenance(now);
+  if (auto st = workflow_->start(); !st.ok()) throw std::runtime_error("remediation: " + st.error());
   if (s.probe) {
     bool can_probe = false;
     for (const auto& d : topology_->devices()) can_probe = can_probe || (!d.probe_source.empty() && d.reflector_port != 0);
@@ -137,8 +205,10 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock) : config_(config)
       spdlog::info("no device has a probe source and a reflector port: active probing off");
     }
   }
-  spdlog::info("medicd ready: {} devices polled, {} links, {} capacity groups, {} drained, {} open incidents",
-               targets_.size(), topology_->links().size(), topology_->groups().size(), drains->size(), known.size());
+  spdlog::info("medicd ready: {} devices polled, {} links, {} capacity groups, {} drained, {} open incidents, "
+               "{} remediation cases",
+               targets_.size(), topology_->links().size(), capacity_topology_->groups().size(), drains->size(),
+               known.size(), workflow_->open_cases());
 }
 
 Daemon::~Daemon() {
@@ -244,6 +314,14 @@ void Daemon::cycle() {
     }
   }
   for (const auto& c : out.link_changes) capacity_->set_oper_up(c.link, c.up);
+  if (!out.link_changes.empty()) {
+    std::vector<std::pair<std::string, bool>> opers;
+    for (const auto& c : out.link_changes) opers.emplace_back(topology_->link(c.link).name, c.up);
+    if (auto st = db_->set_link_oper(opers, now); !st.ok()) {
+      ++metrics_.db_errors;
+      spdlog::error("{}", st.error());
+    }
+  }
   metrics_.findings += out.findings.size();
   if (!out.triage.noted.empty()) {
     metrics_.findings_noted += out.triage.noted.size();
@@ -253,6 +331,58 @@ void Daemon::cycle() {
     }
   }
   for (auto& u : out.triage.updates) handle(u, now);
+  for (const int64_t closed : workflow_->tick()) pipeline_->triage().close(closed, clock_.now());
+  sync_metrics();
+  const double keep_days = config_.settings().snapshot_retention_days;
+  if (keep_days > 0 && now - snapshots_pruned_ >= std::chrono::hours(1)) {
+    snapshots_pruned_ = now;
+    const auto cutoff = now - std::chrono::duration_cast<Duration>(std::chrono::duration<double>(keep_days * 86400));
+    if (auto n = db_->prune_snapshots(cutoff); n.ok()) {
+      if (*n > 0) spdlog::info("pruned {} snapshots older than {} days", *n, keep_days);
+    } else {
+      ++metrics_.db_errors;
+      spdlog::error("{}", n.error());
+    }
+  }
+}
+
+void Daemon::sync_metrics() {
+  const auto& w = workflow_->metrics();
+  metrics_.drains_succeeded = w.drains_verified;
+  metrics_.drains_refused = w.refusals;
+  metrics_.drains_failed = w.drains_failed + w.drains_rolled_back;
+  metrics_.undrains_succeeded = w.undrains_verified;
+  metrics_.undrains_failed = w.undrains_failed;
+  metrics_.queued_for_approval = w.queued_for_approval;
+  metrics_.validations_failed = w.validations_failed;
+  metrics_.actions_reconciled = w.reconciled;
+  metrics_.breaker_trips = w.breaker_trips;
+}
+
+void Daemon::take_snapshot(int64_t incident, int64_t action, fabric::LinkId link, const std::string& scope,
+                           const std::string& why) {
+  db::IncidentFilter f;
+  f.open_only = true;
+  f.limit = 100000;
+  auto open = db_->incidents(f);
+  if (!open.ok()) {
+    ++metrics_.db_errors;
+    spdlog::error("snapshot: {}", open.error());
+    return;
+  }
+  snapshot::FabricState state{*capacity_topology_, *capacity_,
+                              [this](fabric::PortId p) -> const telemetry::PortSample& { return pipeline_->latest(p); },
+                              [this](fabric::PortId p) { return pipeline_->port_oper(p); }, {}, clock_.now()};
+  for (const auto& row : *open) state.open_incidents.push_back(db::incident_reading(row));
+  snapshot::Snapshot snap = snapshot::capture_link(state, link, scope, why);
+  snap.incident_id = incident;
+  snap.action_id = action;
+  if (auto id = db_->write_snapshot(snap); id.ok()) {
+    ++metrics_.snapshots_taken;
+  } else {
+    ++metrics_.db_errors;
+    spdlog::error("snapshot of {} ({}): {}", topology_->link(link).name, why, id.error());
+  }
 }
 
 void Daemon::handle(triage::IncidentUpdate& u, Time now) {
@@ -269,10 +399,10 @@ void Daemon::handle(triage::IncidentUpdate& u, Time now) {
     }
     ++metrics_.incidents_opened;
     pipeline_->triage().bind(u, *id);
-    incident_state_[*id] = IncidentState::triaged;
     spdlog::info("incident {} opened: {} ({}) on {}: {}{}", *id, triage::to_string(u.cls),
                  detectors::to_string(u.severity), scope, u.summary, u.suspect.empty() ? "" : "; suspect: " + u.suspect);
-    maybe_mitigate(*id, u);
+    if (u.link != fabric::kNone) take_snapshot(*id, 0, u.link, "incident", "incident opened");
+    to_workflow(*id, u, now, true);
     return;
   }
   if (u.reopened) {
@@ -283,9 +413,8 @@ void Daemon::handle(triage::IncidentUpdate& u, Time now) {
     }
     ++metrics_.incidents_reopened;
     pipeline_->triage().bind(u, u.incident_id);
-    incident_state_[u.incident_id] = IncidentState::triaged;
     spdlog::info("incident {} reopened: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope, u.summary);
-    maybe_mitigate(u.incident_id, u);
+    to_workflow(u.incident_id, u, now, true);
     return;
   }
   if (auto st = db_->add_findings(u, *topology_); !st.ok()) {
@@ -293,53 +422,18 @@ void Daemon::handle(triage::IncidentUpdate& u, Time now) {
     spdlog::error("{}", st.error());
     return;
   }
-  if (u.escalated()) {
-    spdlog::info("incident {} now {}: {}", u.incident_id, detectors::to_string(u.severity), u.summary);
-    maybe_mitigate(u.incident_id, u);
-  }
+  if (u.escalated()) spdlog::info("incident {} now {}: {}", u.incident_id, detectors::to_string(u.severity), u.summary);
+  to_workflow(u.incident_id, u, now, false);
 }
 
-void Daemon::maybe_mitigate(int64_t id, const triage::IncidentUpdate& u) {
-  if (u.link == fabric::kNone) return;
-  if (remediation::mitigation_for(u.cls, u.severity) != remediation::Mitigation::drain) return;
-  const auto st = incident_state_.find(id);
-  if (st != incident_state_.end() && st->second != IncidentState::triaged && st->second != IncidentState::detected &&
-      st->second != IncidentState::blocked) {
-    return;  // already mitigated, escalated or further along
-  }
-  mitigate(id, u.link);
-}
-
-void Daemon::mitigate(int64_t incident_id, fabric::LinkId link) {
-  const auto res = executor_->drain_link(incident_id, link);
-  const std::string& name = topology_->link(link).name;
-  Status st = Ok{};
-  IncidentState next = IncidentState::triaged;
-  switch (res.status) {
-    case remediation::DrainStatus::drained:
-      ++metrics_.drains_succeeded;
-      spdlog::info("incident {}: drained {} ({})", incident_id, name, res.reason.empty() ? "verified" : res.reason);
-      st = db_->set_incident_state(incident_id, IncidentState::mitigated, res.at);
-      if (st.ok()) st = db_->set_incident_state(incident_id, IncidentState::repair_requested, res.at);
-      next = IncidentState::repair_requested;
-      break;
-    case remediation::DrainStatus::refused:
-      ++metrics_.drains_refused;
-      spdlog::warn("incident {}: drain of {} refused: {}", incident_id, name, res.reason);
-      st = db_->set_incident_state(incident_id, IncidentState::blocked, res.at, res.reason);
-      next = IncidentState::blocked;
-      break;
-    case remediation::DrainStatus::failed:
-      ++metrics_.drains_failed;
-      spdlog::error("incident {}: drain of {} failed: {}", incident_id, name, res.reason);
-      st = db_->set_incident_state(incident_id, IncidentState::escalated, res.at, "drain failed: " + res.reason);
-      next = IncidentState::escalated;
-      break;
-  }
-  incident_state_[incident_id] = next;
-  if (!st.ok()) {
-    ++metrics_.db_errors;
-    spdlog::error("{}", st.error());
+void Daemon::to_workflow(int64_t id, const triage::IncidentUpdate& u, Time now, bool is_new) {
+  const double loss = remediation::loss_estimate(u);
+  workflow_->on_update(id, u.link, u.cls, u.severity, loss, now, is_new);
+  if (u.link != fabric::kNone && remediation::drainable(u.cls) && loss > 0) {
+    if (auto st = db_->set_loss(id, loss); !st.ok()) {
+      ++metrics_.db_errors;
+      spdlog::error("{}", st.error());
+    }
   }
 }
 

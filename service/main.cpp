@@ -1,8 +1,12 @@
 // medicd: the fabric-medic daemon.
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <thread>
 
@@ -11,13 +15,29 @@
 #include "common/http_server.h"
 #include "common/strings.h"
 #include "db/database.h"
+#include "db/leader.h"
 #include "fabric/loader.h"
 #include "service/config.h"
 #include "service/daemon.h"
 #include "detectors/config.h"
+#include "remediation/capacity_config.h"
+#include "remediation/policy.h"
 #include "telemetry/mapping.h"
 
 using namespace medic;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_stop_signal(int) { g_stop = true; }
+
+std::string default_name() {
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = 0;
+  return std::string(host[0] != 0 ? host : "medicd") + ":" + std::to_string(::getpid());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"medicd: finds bad links in a RoCE fabric, drains them when capacity allows, records SLOs"};
@@ -42,6 +62,12 @@ int main(int argc, char** argv) {
   app.add_option("--driver-ca", s.driver_ca,
                  "PEM CA bundle to verify the switches' https:// drain API with (default: the system's CAs)")
       ->check(CLI::ExistingFile);
+  app.add_option("--capacity", s.capacity_path, "capacity floors per group kind and drain budget (default: data/capacity.json)");
+  app.add_option("--policy", s.policy_path, "remediation policy (default: data/remediation.json)");
+  app.add_option("--name", s.name, "this daemon's name in the leader row and its actions (default: HOST:PID)");
+  app.add_option("--snapshot-retention", s.snapshot_retention_days, "days snapshots are kept (0: forever)");
+  bool no_standby = false;
+  app.add_flag("--no-standby", no_standby, "exit (status 3) instead of waiting when another medicd leads");
   bool no_probe = false;
   app.add_flag("--no-probe", no_probe, "no active probing (STAMP), even where the topology allows it");
   app.add_option("--probe-rate", s.probe_rate, "STAMP probes per second over all sessions");
@@ -54,13 +80,65 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   CLI11_PARSE(app, argc, argv);
   s.probe = !no_probe;
+  s.standby = !no_standby;
+  if (s.name.empty()) s.name = default_name();
   spdlog::set_level(spdlog::level::from_str(log_level));
   curl_global_setup();
 
   try {
     const service::DaemonConfig config(s);
     SystemClock clock;
-    service::Daemon daemon(config, clock);
+    const auto started = std::chrono::steady_clock::now();
+    auto out_of_time = [&] {
+      return s.run_for_s > 0 && std::chrono::steady_clock::now() - started >= std::chrono::duration<double>(s.run_for_s);
+    };
+
+    // Bad files stop medicd before it touches the database (the daemon loads them again).
+    (void)fabric::load_topology_file(config.settings().topology_path);
+    (void)remediation::CapacityConfig::load_file(config.settings().capacity_path);
+    (void)remediation::RemediationPolicy::load_file(config.settings().policy_path);
+
+    // Leadership: only the holder of the advisory lock acts; the others wait on standby.
+    int64_t epoch = 0;
+    std::unique_ptr<db::LeaderLock> lock_holder;
+    {
+      db::Database db(s.db_url);
+      lock_holder = std::make_unique<db::LeaderLock>(s.db_url);
+      db::LeaderLock& lock = *lock_holder;
+      for (const auto& name : db.migrate()) spdlog::info("applied migration {}", name);
+      std::signal(SIGINT, on_stop_signal);
+      std::signal(SIGTERM, on_stop_signal);
+      bool said = false;
+      while (true) {
+        auto got = lock.try_acquire();
+        if (!got.ok()) throw std::runtime_error(got.error());
+        if (*got) break;
+        if (!s.standby) {
+          std::fprintf(stderr, "medicd: another medicd leads (advisory lock held); --no-standby given, exiting\n");
+          return 3;
+        }
+        if (!said) {
+          auto l = db.leader();
+          spdlog::info("medicd {}: standby, {} leads", s.name,
+                       l.ok() && l->has_value() ? (*l)->daemon + " (epoch " + std::to_string((*l)->epoch) + ")" : "another daemon");
+          said = true;
+        }
+        if (g_stop || out_of_time()) {
+          spdlog::info("medicd {}: stopping while on standby", s.name);
+          return 0;
+        }
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(s.poll_interval_s, 1.0)));
+      }
+      auto e = db.claim_leadership(s.name, clock.now());
+      if (!e.ok()) throw std::runtime_error(e.error());
+      epoch = *e;
+      spdlog::info("medicd {}: leader (epoch {})", s.name, epoch);
+      std::signal(SIGINT, SIG_DFL);
+      std::signal(SIGTERM, SIG_DFL);
+      if (g_stop) return 0;
+    }
+    service::Daemon daemon(config, clock, epoch);
+    db::LeaderLock& lock = *lock_holder;
 
     // The HTTP endpoint has its own thread so a slow poll never delays /healthz.
     asio::io_context http_io;
@@ -87,7 +165,19 @@ int main(int argc, char** argv) {
 
     asio::io_context io;
     asio::steady_timer timer(io);
-    const auto started = std::chrono::steady_clock::now();
+    int exit_status = 0;
+    // Leadership is checked before every cycle: a daemon that lost its lock stops acting at once.
+    auto cycle = [&] {
+      if (!lock.held()) {
+        spdlog::error("medicd {}: lost the leader lock (database connection gone?); stopping so a leader can act",
+                      s.name);
+        exit_status = 4;
+        io.stop();
+        return false;
+      }
+      daemon.cycle();
+      return true;
+    };
     const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
         std::chrono::duration<double>(s.poll_interval_s));
     auto next = started;
@@ -98,17 +188,15 @@ int main(int argc, char** argv) {
       timer.expires_at(next);
       timer.async_wait([&](const boost::system::error_code& ec) {
         if (ec) return;
-        if (s.run_for_s > 0 && std::chrono::steady_clock::now() - started >= std::chrono::duration<double>(s.run_for_s)) {
+        if (out_of_time()) {
           spdlog::info("medicd: ran for {}s, stopping", s.run_for_s);
           io.stop();
           return;
         }
-        daemon.cycle();
-        schedule();
+        if (cycle()) schedule();
       });
     };
-    daemon.cycle();
-    schedule();
+    if (cycle()) schedule();
     asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code&, int sig) {
       spdlog::info("medicd: signal {}, stopping", sig);
@@ -124,7 +212,7 @@ int main(int argc, char** argv) {
     spdlog::info("medicd: {} cycles, {} incidents opened, {} drained, {} refused, {} failed", m.cycles.load(),
                  m.incidents_opened.load(), m.drains_succeeded.load(), m.drains_refused.load(),
                  m.drains_failed.load());
-    return 0;
+    return exit_status;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "medicd: %s\n", e.what());
     return 2;
@@ -132,6 +220,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "medicd: %s\n", e.what());
     return 2;
   } catch (const detectors::ConfigError& e) {
+    std::fprintf(stderr, "medicd: %s\n", e.what());
+    return 2;
+  } catch (const remediation::CapacityConfigError& e) {
+    std::fprintf(stderr, "medicd: %s\n", e.what());
+    return 2;
+  } catch (const remediation::PolicyError& e) {
     std::fprintf(stderr, "medicd: %s\n", e.what());
     return 2;
   } catch (const telemetry::CounterMapError& e) {

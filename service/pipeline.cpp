@@ -13,6 +13,7 @@ Pipeline::Pipeline(const fabric::Topology& topology, const telemetry::CounterMap
       port_oper_(topology.ports().size(), -1),
       link_oper_(topology.links().size(), -1),
       tx_pps_(topology.ports().size(), -1.0),
+      tx_from_(topology.ports().size(), Time{}),
       error_events_(topology.ports().size(), 0.0) {}
 
 int Pipeline::link_oper(fabric::LinkId link) const { return link_oper_[link]; }
@@ -41,7 +42,10 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
     const telemetry::PortDelta d = tracker_.observe(s);
     using telemetry::Counter;
     const double secs = seconds(d.interval);
-    if (d.has(Counter::tx_packets) && secs > 0) tx_pps_[s.port] = d.get(Counter::tx_packets) / secs;
+    if (d.has(Counter::tx_packets) && secs > 0) {
+      tx_pps_[s.port] = d.get(Counter::tx_packets) / secs;
+      tx_from_[s.port] = s.time - d.interval;
+    }
     for (const Counter c : {Counter::rx_errors, Counter::rx_crc_errors, Counter::rx_symbol_errors,
                             Counter::fec_uncorrectable_codewords, Counter::carrier_changes}) {
       if (d.has(c)) error_events_[s.port] += d.get(c);

@@ -61,6 +61,8 @@ class Pipeline {
   // Packets per second the port sent over its latest interval (-1 before two samples), and
   // the errors it has counted since medicd started (monotonic; for the validation soak).
   double tx_pps(fabric::PortId port) const { return tx_pps_[port]; }
+  // When the interval tx_pps was measured over began ({} before two samples).
+  Time tx_from(fabric::PortId port) const { return tx_from_[port]; }
   double error_events(fabric::PortId port) const { return error_events_[port]; }
 
  private:
@@ -73,6 +75,7 @@ class Pipeline {
   std::vector<int8_t> port_oper_;
   std::vector<int8_t> link_oper_;
   std::vector<double> tx_pps_;
+  std::vector<Time> tx_from_;
   std::vector<double> error_events_;
   std::vector<telemetry::PortSample> samples_;
 };

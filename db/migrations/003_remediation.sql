@@ -16,14 +16,18 @@ ALTER TABLE incidents
     ADD COLUMN validating_since     timestamptz,
     ADD COLUMN approval_reason      text,
     ADD COLUMN approved_by          text,
+    ADD COLUMN approved_at          timestamptz,
     ADD COLUMN loss_estimate        double precision;
 
 ALTER TABLE actions DROP CONSTRAINT actions_state_check;
 ALTER TABLE actions ADD CONSTRAINT actions_state_check
-    CHECK (state IN ('intent', 'succeeded', 'failed', 'refused', 'reconciled', 'rolled_back'));
-ALTER TABLE actions ADD COLUMN daemon text NOT NULL DEFAULT '';
--- Never two drains of one link in flight: the database says so, whatever daemons believe.
-CREATE UNIQUE INDEX actions_one_intent_per_link ON actions (link) WHERE state = 'intent';
+    CHECK (state IN ('intent', 'applied', 'succeeded', 'failed', 'refused', 'reconciled', 'rolled_back'));
+-- applied: the switch did it and said so; the traffic check after it is not done yet.
+ALTER TABLE actions
+    ADD COLUMN daemon          text NOT NULL DEFAULT '',
+    ADD COLUMN traffic_before  double precision;  -- packets/s on the link when the intent was written
+-- Never two actions on one link in flight: the database says so, whatever daemons believe.
+CREATE UNIQUE INDEX actions_one_intent_per_link ON actions (link) WHERE state IN ('intent', 'applied');
 
 -- Snapshots: incident and action snapshots keep everything in data (JSONB); a fabric
 -- snapshot keeps its capacity groups and incidents there and every port as a typed row of
@@ -82,9 +86,12 @@ CREATE TABLE breaker (
 INSERT INTO breaker (id, open) VALUES (1, false);
 
 -- Which daemon holds the leadership (the advisory lock is the truth; this is for people).
+-- epoch grows with every change of leader; an action is only begun by the daemon holding
+-- the current epoch, so a deposed leader that has not noticed yet cannot act.
 CREATE TABLE leader (
     id          integer PRIMARY KEY CHECK (id = 1),
     daemon      text NOT NULL,
+    epoch       bigint NOT NULL,
     since       timestamptz NOT NULL,
     heartbeat   timestamptz NOT NULL
 );

@@ -166,7 +166,10 @@ TEST(E2E, DemoDrainsHealthyTorAndRefusesDegradedOne) {
                        "(a.incident_id = i.id) FROM actions a JOIN incidents i ON i.link = a.link WHERE a." +
                        drained_where),
             "drain succeeded true true");
-  EXPECT_EQ(tdb.scalar("SELECT jsonb_array_length(steps) FROM actions WHERE " + drained_where), "4");
+  // Both ends drained, both read back, then the traffic check.
+  EXPECT_EQ(tdb.scalar("SELECT jsonb_array_length(steps) FROM actions WHERE " + drained_where), "5");
+  EXPECT_THAT(tdb.scalar("SELECT steps->>4 FROM actions WHERE " + drained_where),
+              ::testing::StartsWith("verify traffic: "));
   EXPECT_EQ(tdb.scalar("SELECT kind || ' ' || state || ' ' || reason FROM actions WHERE " + refused_where),
             std::string("drain refused ") + kReason);
   EXPECT_EQ(tdb.scalar(std::string("SELECT drain_state FROM links WHERE name = '") + kDrained + "'"), "drained");

@@ -147,9 +147,12 @@ TEST_F(E2ETls, MedicdDrainsAFlappingLinkOverHttpsWithTheRightCaAndToken) {
   EXPECT_EQ(tdb_.scalar("SELECT class FROM incidents WHERE " + where), "link_flap");
   EXPECT_EQ(tdb_.scalar("SELECT kind || ' ' || state || ' ' || coalesce(reason, '') FROM actions WHERE " + where),
             "drain succeeded ");
-  EXPECT_EQ(tdb_.scalar("SELECT steps::text FROM actions WHERE " + where),
+  EXPECT_EQ(tdb_.scalar("SELECT (steps - 4)::text FROM actions WHERE " + where),
             R"(["drain rtsw0001:eth5 -> drained", "drain ctsw001:eth1 -> drained", )"
             R"("verify rtsw0001:eth5 -> drained", "verify ctsw001:eth1 -> drained"])");
+  // Then the counters: the link's traffic fell to nothing once drained.
+  EXPECT_THAT(tdb_.scalar("SELECT steps->>4 FROM actions WHERE " + where),
+              ::testing::MatchesRegex("verify traffic: [0-9]+ pps before, 0 pps after"));
   EXPECT_EQ(tdb_.scalar("SELECT count(*) FROM links WHERE drain_state <> 'undrained'"), "1");
   EXPECT_EQ(tdb_.scalar("SELECT count(*) FROM actions WHERE state = 'failed'"), "0");
 

@@ -1,0 +1,31 @@
+// Leadership among several medicd: a PostgreSQL session advisory lock held on a connection
+// of its own. The server releases it when that connection ends (a crashed or killed
+// daemon), so another daemon can take over at once.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+
+namespace medic::db {
+
+class LeaderLock {
+ public:
+  // Connects; throws DbError naming the (redacted) URL.
+  explicit LeaderLock(const std::string& url);
+  ~LeaderLock();
+  LeaderLock(const LeaderLock&) = delete;
+  LeaderLock& operator=(const LeaderLock&) = delete;
+
+  // Takes the lock if nobody holds it; true when this process holds it now.
+  Result<bool> try_acquire();
+  // Still held: the lock's connection is alive and the server lists the lock as ours.
+  bool held();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace medic::db

@@ -1,0 +1,452 @@
+// The remediation workflow's SQL: open cases, the action journal with its fencing, the
+// circuit breaker, engineers' decisions and the leader row.
+#include <nlohmann/json.hpp>
+
+#include "db/internal.h"
+#include "db/remediation_store.h"
+
+namespace medic::db {
+
+using nlohmann::json;
+using namespace internal;
+
+namespace {
+
+std::optional<double> read_double(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return f.as<double>();
+}
+
+}  // namespace
+
+Result<std::vector<CaseRow>> Database::open_cases() {
+  return run("open_cases", [&]() -> Result<std::vector<CaseRow>> {
+    pqxx::nontransaction n(conn_->c);
+    const auto r = n.exec(
+        "SELECT id, class, severity, state, link, "
+        "CASE WHEN state = 'pending_approval' THEN coalesce(approval_reason, '') ELSE coalesce(blocked_reason, '') END, "
+        "coalesce(approved_by, ''), coalesce(loss_estimate, 0), validation_failures, " MEDIC_US("validating_since") ", "
+        MEDIC_US("detected_at") " FROM incidents "
+        "WHERE state NOT IN ('closed', 'dismissed') AND link IS NOT NULL ORDER BY id");
+    std::vector<CaseRow> out;
+    out.reserve(r.size());
+    for (const auto& row : r) {
+      CaseRow c;
+      c.id = row[0].as<int64_t>();
+      c.incident_class = read_text(row[1]);
+      c.severity = read_text(row[2]);
+      c.state = read_text(row[3]);
+      c.link = read_text(row[4]);
+      c.reason = read_text(row[5]);
+      c.approved_by = read_text(row[6]);
+      c.loss = row[7].as<double>();
+      c.validation_failures = row[8].as<int>();
+      c.validating_since = read_time(row[9]);
+      c.detected_at = read_time(row[10]);
+      out.push_back(std::move(c));
+    }
+    return out;
+  });
+}
+
+Result<std::vector<UnfinishedAction>> Database::unfinished_actions() {
+  return run("unfinished_actions", [&]() -> Result<std::vector<UnfinishedAction>> {
+    pqxx::nontransaction n(conn_->c);
+    const auto r = n.exec(
+        "SELECT id, coalesce(incident_id, 0), link, kind, state, " MEDIC_US("intent_at") ", traffic_before "
+        "FROM actions WHERE state IN ('intent', 'applied') ORDER BY id");
+    std::vector<UnfinishedAction> out;
+    for (const auto& row : r) {
+      UnfinishedAction a;
+      a.id = row[0].as<int64_t>();
+      a.incident_id = row[1].as<int64_t>();
+      a.link = read_text(row[2]);
+      a.kind = read_text(row[3]);
+      a.state = read_text(row[4]);
+      a.intent_at = *read_time(row[5]);
+      a.traffic_before = read_double(row[6]).value_or(-1);
+      out.push_back(std::move(a));
+    }
+    return out;
+  });
+}
+
+Result<std::vector<std::pair<std::string, Time>>> Database::drains_since(Time since) {
+  return run("drains_since", [&]() -> Result<std::vector<std::pair<std::string, Time>>> {
+    pqxx::nontransaction n(conn_->c);
+    const auto r = n.exec_params(
+        "SELECT link, " MEDIC_US("intent_at") " FROM actions WHERE kind = 'drain' "
+        "AND state NOT IN ('refused', 'reconciled') AND intent_at >= $1::timestamptz ORDER BY intent_at",
+        ts(since));
+    std::vector<std::pair<std::string, Time>> out;
+    for (const auto& row : r) out.emplace_back(read_text(row[0]), *read_time(row[1]));
+    return out;
+  });
+}
+
+Status Database::set_validation(int64_t incident, int failures, std::optional<Time> since) {
+  return run("set_validation", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    const std::string at = since ? ts(*since) : "";
+    const auto r = w.exec_params(
+        "UPDATE incidents SET validation_failures = $2, validating_since = $3::timestamptz, updated_at = now() "
+        "WHERE id = $1",
+        incident, failures, opt_text(at));
+    if (r.affected_rows() != 1) return Error{"no incident with id " + std::to_string(incident)};
+    w.commit();
+    return Ok{};
+  });
+}
+
+Status Database::set_loss(int64_t incident, double loss) {
+  return run("set_loss", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    w.exec_params("UPDATE incidents SET loss_estimate = $2 WHERE id = $1", incident, loss);
+    w.commit();
+    return Ok{};
+  });
+}
+
+Status Database::set_link_oper(const std::vector<std::pair<std::string, bool>>& links, Time at) {
+  return run("set_link_oper", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    for (const auto& [name, up] : links) {
+      w.exec_params(
+          "UPDATE links SET oper_state = $2, oper_changed_at = $3::timestamptz WHERE name = $1 AND oper_state <> $2",
+          name, std::string(up ? "up" : "down"), ts(at));
+    }
+    w.commit();
+    return Ok{};
+  });
+}
+
+Result<int64_t> Database::begin_action(const remediation::ActionIntent& in, const std::string& link,
+                                       double traffic_before, const std::string& daemon, int64_t epoch) {
+  return run("begin_action", [&]() -> Result<int64_t> {
+    pqxx::work w(conn_->c);
+    if (!daemon.empty()) {
+      // Fencing: the leader row is locked for the rest of this transaction, so a new leader
+      // cannot take over between this check and the insert.
+      const auto l = w.exec_params("SELECT 1 FROM leader WHERE id = 1 AND daemon = $1 AND epoch = $2 FOR SHARE",
+                                   daemon, epoch);
+      if (l.empty()) {
+        return Error{"begin_action: " + daemon + " no longer leads (epoch " + std::to_string(epoch) +
+                     "): switch not touched"};
+      }
+    }
+    const std::string kind(remediation::to_string(in.kind));
+    const std::string before = traffic_before >= 0 ? std::to_string(traffic_before) : "";
+    const auto r = w.exec_params(
+        "INSERT INTO actions (incident_id, link, kind, state, intent_at, daemon, traffic_before) "
+        "VALUES (nullif($1, 0), $2, $3, 'intent', $4::timestamptz, $5, $6::double precision) RETURNING id",
+        in.incident_id, link, kind, ts(in.at), daemon, opt_text(before));
+    const auto u = w.exec_params(
+        "UPDATE links SET drain_state = $2, drain_changed_at = $3::timestamptz, "
+        "drain_incident_id = nullif($4, 0), updated_at = now() WHERE name = $1",
+        link, std::string(in.kind == remediation::ActionKind::drain ? "draining" : "undraining"), ts(in.at),
+        in.incident_id);
+    if (u.affected_rows() != 1) return Error{"begin_action: no link " + link + " in the inventory"};
+    w.commit();
+    return r[0][0].as<int64_t>();
+  });
+}
+
+Status Database::action_applied(int64_t action, const std::vector<std::string>& steps) {
+  return run("action_applied", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    const json s = steps;
+    const auto r = w.exec_params(
+        "UPDATE actions SET state = 'applied', steps = $2::jsonb WHERE id = $1 AND state IN ('intent', 'applied')",
+        action, s.dump());
+    if (r.affected_rows() != 1) return Error{"action " + std::to_string(action) + " is not unfinished"};
+    w.commit();
+    return Ok{};
+  });
+}
+
+Status Database::finish_action(int64_t action, const remediation::ActionIntent& in, const std::string& end,
+                               bool link_drained, const std::string& reason, const std::vector<std::string>& steps,
+                               Time at, const std::string& link) {
+  return run("finish_action", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    const json s = steps;
+    const auto r = w.exec_params(
+        "UPDATE actions SET state = $2, reason = $3, steps = $4::jsonb, result_at = $5::timestamptz "
+        "WHERE id = $1 AND state IN ('intent', 'applied')",
+        action, end, opt_text(reason), s.dump(), ts(at));
+    if (r.affected_rows() != 1) return Error{"action " + std::to_string(action) + " is not unfinished"};
+    w.exec_params(
+        "UPDATE links SET drain_state = $2, drain_changed_at = $3::timestamptz, "
+        "drain_incident_id = CASE WHEN $2 = 'drained' THEN nullif($4, 0) ELSE NULL END, "
+        "updated_at = now() WHERE name = $1",
+        link, std::string(link_drained ? "drained" : "undrained"), ts(at), in.incident_id);
+    w.commit();
+    return Ok{};
+  });
+}
+
+Result<int> Database::incidents_opened_since(Time since) {
+  return run("incidents_opened_since", [&]() -> Result<int> {
+    pqxx::nontransaction n(conn_->c);
+    const auto r = n.exec_params("SELECT count(*) FROM incidents WHERE detected_at >= $1::timestamptz", ts(since));
+    return r[0][0].as<int>();
+  });
+}
+
+Result<BreakerRow> Database::breaker() {
+  return run("breaker", [&]() -> Result<BreakerRow> {
+    pqxx::nontransaction n(conn_->c);
+    const auto r = n.exec("SELECT open, " MEDIC_US("opened_at") ", coalesce(reason, ''), " MEDIC_US("reset_at")
+                          ", coalesce(reset_by, '') FROM breaker WHERE id = 1");
+    BreakerRow b;
+    if (r.empty()) return b;
+    b.open = r[0][0].as<bool>();
+    b.opened_at = read_time(r[0][1]);
+    b.reason = read_text(r[0][2]);
+    b.reset_at = read_time(r[0][3]);
+    b.reset_by = read_text(r[0][4]);
+    return b;
+  });
+}
+
+Status Database::open_breaker(Time at, const std::string& reason) {
+  return run("open_breaker", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    w.exec_params("UPDATE breaker SET open = true, opened_at = $1::timestamptz, reason = $2 WHERE id = 1", ts(at),
+                  reason);
+    w.commit();
+    return Ok{};
+  });
+}
+
+Status Database::reset_breaker(Time at, const std::string& by) {
+  return run("reset_breaker", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    const auto r = w.exec_params(
+        "UPDATE breaker SET open = false, reset_at = $1::timestamptz, reset_by = $2 WHERE id = 1 AND open", ts(at),
+        by);
+    if (r.affected_rows() != 1) return Error{"the circuit breaker is not open"};
+    w.commit();
+    return Ok{};
+  });
+}
+
+namespace {
+
+// The incident's state, or an error naming the id.
+Result<std::string> locked_state(pqxx::work& w, int64_t id) {
+  const auto r = w.exec_params("SELECT state FROM incidents WHERE id = $1 FOR UPDATE", id);
+  if (r.empty()) return Error{"no incident with id " + std::to_string(id)};
+  return r[0][0].as<std::string>();
+}
+
+}  // namespace
+
+Status Database::approve_incident(int64_t id, const std::string& by, Time at) {
+  return run("approve_incident", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    auto st = locked_state(w, id);
+    if (!st.ok()) return Error{st.error()};
+    if (*st != "pending_approval" && *st != "blocked" && *st != "triaged" && *st != "detected") {
+      return Error{"incident " + std::to_string(id) + " is " + *st +
+                   ": only an incident waiting for its drain (pending_approval, blocked, triaged) can be approved"};
+    }
+    w.exec_params("UPDATE incidents SET approved_by = $2, approved_at = $3::timestamptz, updated_at = now() WHERE id = $1",
+                  id, by, ts(at));
+    insert_event(w, id, at, *st, "drain approved by " + by);
+    w.commit();
+    return Ok{};
+  });
+}
+
+Status Database::mark_repaired(int64_t id, const std::string& by, Time at) {
+  return run("mark_repaired", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    auto st = locked_state(w, id);
+    if (!st.ok()) return Error{st.error()};
+    if (*st != "repair_requested" && *st != "escalated") {
+      return Error{"incident " + std::to_string(id) + " is " + *st +
+                   ": only a drained link waiting for repair (repair_requested, escalated) can be marked repaired"};
+    }
+    const auto d = w.exec_params(
+        "SELECT l.drain_state FROM incidents i JOIN links l ON l.name = i.link WHERE i.id = $1", id);
+    if (d.empty() || d[0][0].as<std::string>() != "drained") {
+      return Error{"incident " + std::to_string(id) + ": its link is not drained, so there is nothing to put back; "
+                   "dismiss it instead"};
+    }
+    w.exec_params(
+        "UPDATE incidents SET state = 'repaired', repaired_at = $2::timestamptz, updated_at = now() WHERE id = $1", id,
+        ts(at));
+    insert_event(w, id, at, "repaired", "marked repaired by " + by);
+    w.commit();
+    return Ok{};
+  });
+}
+
+Status Database::dismiss_incident(int64_t id, const std::string& by, const std::string& reason, Time at) {
+  return run("dismiss_incident", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    auto st = locked_state(w, id);
+    if (!st.ok()) return Error{st.error()};
+    if (*st == "closed" || *st == "dismissed") {
+      return Error{"incident " + std::to_string(id) + " is already " + *st};
+    }
+    w.exec_params(
+        "UPDATE incidents SET state = 'dismissed', dismissed_at = $2::timestamptz, blocked_reason = $3, "
+        "updated_at = now() WHERE id = $1",
+        id, ts(at), "dismissed by " + by + (reason.empty() ? "" : ": " + reason));
+    insert_event(w, id, at, "dismissed", "dismissed by " + by + (reason.empty() ? "" : ": " + reason));
+    w.commit();
+    return Ok{};
+  });
+}
+
+Result<int64_t> Database::claim_leadership(const std::string& daemon, Time at) {
+  return run("claim_leadership", [&]() -> Result<int64_t> {
+    pqxx::work w(conn_->c);
+    const auto r = w.exec_params(
+        "INSERT INTO leader (id, daemon, epoch, since, heartbeat) VALUES (1, $1, 1, $2::timestamptz, $2::timestamptz) "
+        "ON CONFLICT (id) DO UPDATE SET daemon = $1, epoch = leader.epoch + 1, since = $2::timestamptz, "
+        "heartbeat = $2::timestamptz RETURNING epoch",
+        daemon, ts(at));
+    w.commit();
+    return r[0][0].as<int64_t>();
+  });
+}
+
+Status Database::leader_heartbeat(const std::string& daemon, int64_t epoch, Time at) {
+  return run("leader_heartbeat", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    const auto r = w.exec_params(
+        "UPDATE leader SET heartbeat = $3::timestamptz WHERE id = 1 AND daemon = $1 AND epoch = $2", daemon, epoch,
+        ts(at));
+    if (r.affected_rows() != 1) return Error{daemon + " no longer leads (epoch " + std::to_string(epoch) + ")"};
+    w.commit();
+    return Ok{};
+  });
+}
+
+Result<std::optional<LeaderRow>> Database::leader() {
+  return run("leader", [&]() -> Result<std::optional<LeaderRow>> {
+    pqxx::nontransaction n(conn_->c);
+    const auto r = n.exec("SELECT daemon, epoch, " MEDIC_US("since") ", " MEDIC_US("heartbeat") " FROM leader WHERE id = 1");
+    if (r.empty()) return std::optional<LeaderRow>{};
+    LeaderRow l;
+    l.daemon = read_text(r[0][0]);
+    l.epoch = r[0][1].as<int64_t>();
+    l.since = *read_time(r[0][2]);
+    l.heartbeat = *read_time(r[0][3]);
+    return std::optional<LeaderRow>{l};
+  });
+}
+
+}  // namespace medic::db
+
+// ---------------------------------------------------------------------------------------
+// DbRemediationStore
+
+namespace medic::db {
+
+Result<std::vector<remediation::CaseRecord>> DbRemediationStore::open_cases() {
+  auto rows = db_.open_cases();
+  if (!rows.ok()) return Error{rows.error()};
+  std::vector<remediation::CaseRecord> out;
+  for (const auto& r : *rows) {
+    const auto link = topology_.find_link(r.link);
+    const auto cls = triage::parse_incident_class(r.incident_class);
+    const auto sev = detectors::parse_severity(r.severity);
+    const auto state = triage::parse_incident_state(r.state);
+    if (!link || !cls || !sev || !state) continue;  // a link no longer in the topology: not ours to act on
+    if (!remediation::drainable(*cls)) continue;
+    remediation::CaseRecord c;
+    c.incident_id = r.id;
+    c.link = *link;
+    c.cls = *cls;
+    c.severity = *sev;
+    c.state = *state;
+    c.loss = r.loss;
+    c.validation_failures = r.validation_failures;
+    c.validating_since = r.validating_since;
+    c.approved = !r.approved_by.empty();
+    c.blocked_reason = r.reason;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Result<std::vector<remediation::ActionRecord>> DbRemediationStore::unfinished_actions() {
+  auto rows = db_.unfinished_actions();
+  if (!rows.ok()) return Error{rows.error()};
+  std::vector<remediation::ActionRecord> out;
+  for (const auto& r : *rows) {
+    const auto link = topology_.find_link(r.link);
+    if (!link) {
+      spdlog::error("unfinished action {} on {}: link not in the topology; left for a person", r.id, r.link);
+      continue;
+    }
+    remediation::ActionRecord a;
+    a.id = r.id;
+    a.incident_id = r.incident_id;
+    a.link = *link;
+    a.kind = r.kind == "undrain" ? remediation::ActionKind::undrain : remediation::ActionKind::drain;
+    a.state = r.state;
+    a.intent_at = r.intent_at;
+    a.traffic_before = r.traffic_before;
+    out.push_back(a);
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<fabric::LinkId, Time>>> DbRemediationStore::drains_since(Time since) {
+  auto rows = db_.drains_since(since);
+  if (!rows.ok()) return Error{rows.error()};
+  std::vector<std::pair<fabric::LinkId, Time>> out;
+  for (const auto& [name, at] : *rows) {
+    if (const auto link = topology_.find_link(name)) out.emplace_back(*link, at);
+  }
+  return out;
+}
+
+Status DbRemediationStore::set_state(int64_t incident, triage::IncidentState state, Time at,
+                                     const std::string& reason) {
+  return db_.set_incident_state(incident, state, at, reason);
+}
+
+Status DbRemediationStore::set_validation(int64_t incident, int failures, std::optional<Time> since) {
+  return db_.set_validation(incident, failures, since);
+}
+
+Result<int64_t> DbRemediationStore::begin_action(const remediation::ActionIntent& intent, double traffic_before) {
+  return db_.begin_action(intent, topology_.link(intent.link).name, traffic_before, daemon_, epoch_);
+}
+
+Status DbRemediationStore::action_applied(int64_t action, const std::vector<std::string>& steps) {
+  return db_.action_applied(action, steps);
+}
+
+Status DbRemediationStore::finish_action(int64_t action, const remediation::ActionIntent& intent,
+                                         remediation::ActionEnd end, bool link_drained, const std::string& reason,
+                                         const std::vector<std::string>& steps, Time at) {
+  return db_.finish_action(action, intent, std::string(remediation::to_string(end)), link_drained, reason, steps, at,
+                           topology_.link(intent.link).name);
+}
+
+Status DbRemediationStore::record_refusal(const remediation::ActionIntent& intent, const std::string& reason) {
+  return db_.write_refusal(intent, topology_.link(intent.link).name, reason);
+}
+
+Result<remediation::BreakerState> DbRemediationStore::breaker() {
+  auto b = db_.breaker();
+  if (!b.ok()) return Error{b.error()};
+  remediation::BreakerState s;
+  s.open = b->open;
+  s.opened_at = b->opened_at;
+  s.reason = b->reason;
+  return s;
+}
+
+Status DbRemediationStore::open_breaker(Time at, const std::string& reason) { return db_.open_breaker(at, reason); }
+
+Result<int> DbRemediationStore::incidents_opened_since(Time since) { return db_.incidents_opened_since(since); }
+
+}  // namespace medic::db

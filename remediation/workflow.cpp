@@ -1,0 +1,582 @@
+#include "remediation/workflow.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/strings.h"
+
+namespace medic::remediation {
+
+using triage::IncidentState;
+
+std::string_view to_string(ActionEnd e) {
+  switch (e) {
+    case ActionEnd::succeeded: return "succeeded";
+    case ActionEnd::failed: return "failed";
+    case ActionEnd::rolled_back: return "rolled_back";
+    case ActionEnd::reconciled: return "reconciled";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string pps_text(double pps) {
+  return pps < 0 ? "unknown" : std::to_string(static_cast<int64_t>(std::llround(pps))) + " pps";
+}
+
+bool waiting_to_drain(IncidentState s) {
+  return s == IncidentState::detected || s == IncidentState::triaged || s == IncidentState::blocked ||
+         s == IncidentState::pending_approval;
+}
+
+}  // namespace
+
+Workflow::Workflow(const fabric::Topology& topology, CapacityModel& capacity, DriverSet& drivers,
+                   RemediationStore& store, const LinkSignals& signals, RemediationPolicy policy, const Clock& clock)
+    : topology_(topology),
+      capacity_(capacity),
+      drivers_(drivers),
+      store_(store),
+      signals_(signals),
+      policy_(std::move(policy)),
+      clock_(clock) {}
+
+bool Workflow::store_ok(const Status& st, const char* what) {
+  if (st.ok()) return true;
+  ++metrics_.store_errors;
+  spdlog::error("remediation: {}: {}", what, st.error());
+  return false;
+}
+
+std::optional<IncidentState> Workflow::state_of(int64_t incident) const {
+  const auto it = cases_.find(incident);
+  if (it == cases_.end()) return std::nullopt;
+  return it->second.rec.state;
+}
+
+Status Workflow::start() {
+  auto cases = store_.open_cases();
+  if (!cases.ok()) return Error{cases.error()};
+  for (auto& r : *cases) {
+    Case c;
+    c.rec = r;
+    c.written_reason = r.blocked_reason;
+    if (r.state == IncidentState::validating) c.errors_at_soak_start = signals_.error_events(r.link);
+    cases_[r.incident_id] = std::move(c);
+  }
+  auto acts = store_.unfinished_actions();
+  if (!acts.ok()) return Error{acts.error()};
+  unreconciled_ = std::move(*acts);
+  // Until its action is reconciled, a link counts as drained: capacity is never overstated.
+  for (const auto& a : unreconciled_) capacity_.set_reserved(a.link, true);
+  const Time now = clock_.now();
+  if (auto recent = store_.drains_since(now - std::max(policy_.per_switch.window, policy_.fabric.window)); recent.ok()) {
+    recent_drains_.assign(recent->begin(), recent->end());
+  } else {
+    return Error{recent.error()};
+  }
+  if (auto b = store_.breaker(); b.ok()) {
+    breaker_ = *b;
+  } else {
+    return Error{b.error()};
+  }
+  reconcile();
+  return Ok{};
+}
+
+void Workflow::reconcile() {
+  std::vector<ActionRecord> left;
+  for (const auto& a : unreconciled_) {
+    if (!reconcile_one(a)) left.push_back(a);
+  }
+  unreconciled_ = std::move(left);
+}
+
+// An action found unfinished after a restart: what do the switches say?
+bool Workflow::reconcile_one(const ActionRecord& a) {
+  const std::string& name = topology_.link(a.link).name;
+  const Time now = clock_.now();
+  const LinkReadBack rb = read_back(topology_, drivers_, a.link);
+  if (!rb.error.empty()) {
+    spdlog::warn("reconcile action {} ({} {}): switch not answering, will retry: {}", a.id, to_string(a.kind), name,
+                 rb.error);
+    return false;
+  }
+  ActionIntent intent{a.incident_id, a.link, a.kind, a.intent_at};
+  InFlight f;
+  f.action = a;
+  f.applied_at = now;
+  const bool all_drained = rb.driven > 0 && rb.drained == rb.driven;
+  ++metrics_.reconciled;
+  if (a.kind == ActionKind::drain) {
+    if (all_drained) {
+      // The drain went through before the crash: verify it like any other.
+      spdlog::info("reconcile action {}: {} is drained at the switch; verifying", a.id, name);
+      f.steps.push_back("reconcile: switch reports drained");
+      f.action.state = "applied";
+      if (!store_ok(store_.action_applied(a.id, f.steps), "action_applied")) return false;
+      capacity_.set_reserved(a.link, false);
+      capacity_.set_drained(a.link, true);
+      inflight_[a.link] = std::move(f);
+      return true;
+    }
+    // Nothing (or only one end) was drained: undo what was done and let the planner decide again.
+    ActionOutcome out;
+    bool ok = true;
+    if (rb.drained > 0) ok = apply_to_link(topology_, drivers_, a.link, false, out);
+    if (!ok) {
+      spdlog::warn("reconcile action {}: could not undo the half-drained {}: {}", a.id, name, out.error);
+      return false;
+    }
+    out.steps.insert(out.steps.begin(), "reconcile: " + std::to_string(rb.drained) + " of " +
+                                            std::to_string(rb.driven) + " ends drained; drain not completed");
+    if (!store_ok(store_.finish_action(a.id, intent, ActionEnd::reconciled, false,
+                                       "interrupted before the switch was drained; will be decided again",
+                                       out.steps, now),
+                  "finish_action")) {
+      return false;
+    }
+    capacity_.set_reserved(a.link, false);
+    capacity_.set_drained(a.link, false);
+    spdlog::info("reconcile action {}: {} was not drained; undone and back to the planner", a.id, name);
+    return true;
+  }
+  // An unfinished undrain: finish it (undrain is idempotent), then verify.
+  ActionOutcome out;
+  if (!apply_to_link(topology_, drivers_, a.link, false, out)) {
+    spdlog::warn("reconcile action {}: undrain of {} failed, will retry: {}", a.id, name, out.error);
+    return false;
+  }
+  f.steps = out.steps;
+  f.steps.insert(f.steps.begin(), "reconcile: finishing the undrain");
+  f.action.state = "applied";
+  f.undo_on_failure = false;
+  if (!store_ok(store_.action_applied(a.id, f.steps), "action_applied")) return false;
+  capacity_.set_reserved(a.link, false);
+  capacity_.set_drained(a.link, false);
+  inflight_[a.link] = std::move(f);
+  return true;
+}
+
+void Workflow::on_update(int64_t incident, fabric::LinkId link, triage::IncidentClass cls,
+                         detectors::Severity severity, double loss, Time at, bool is_new) {
+  if (link == fabric::kNone || !drainable(cls)) return;
+  auto it = cases_.find(incident);
+  if (it == cases_.end()) {
+    Case c;
+    c.rec.incident_id = incident;
+    c.rec.link = link;
+    c.rec.cls = cls;
+    c.rec.state = IncidentState::triaged;
+    it = cases_.emplace(incident, std::move(c)).first;
+    (void)is_new;
+  }
+  Case& c = it->second;
+  c.rec.severity = std::max(c.rec.severity, severity);
+  c.rec.loss = std::max(c.rec.loss, loss);
+  if (severity >= detectors::Severity::warning) c.last_fault_at = at;
+  // A reopened incident starts over from the decision to drain (its link may still be drained).
+  if (c.rec.state == IncidentState::closed || c.rec.state == IncidentState::undrained) c.rec.state = IncidentState::triaged;
+}
+
+void Workflow::set_state(Case& c, IncidentState s, Time now, const std::string& reason) {
+  const bool same = c.rec.state == s && c.written_reason == reason;
+  if (same) return;
+  if (!store_ok(store_.set_state(c.rec.incident_id, s, now, reason), "set_state")) return;
+  c.rec.state = s;
+  c.written_reason = reason;
+}
+
+std::vector<int64_t> Workflow::tick() {
+  const Time now = clock_.now();
+  std::vector<int64_t> closed;
+  if (!unreconciled_.empty()) reconcile();
+  refresh_cases(now);
+  check_breaker(now);
+  progress_inflight(now, closed);
+  for (auto& [id, c] : cases_) {
+    if (inflight_.count(c.rec.link) != 0) continue;
+    if (c.rec.state == IncidentState::mitigated) set_state(c, IncidentState::repair_requested, now);
+    if (c.rec.state == IncidentState::repaired || c.rec.state == IncidentState::validating) progress_validation(c, now);
+    if (c.rec.state == IncidentState::validated && !breaker_.open) start_undrain(c, now);
+    // Dismissed by a person while drained: the link goes back into service.
+    if (c.rec.state == IncidentState::dismissed && capacity_.drained(c.rec.link)) start_undrain(c, now);
+  }
+  plan_and_drain(now);
+  // Forget what is over: closed here, or dismissed with the link back in service.
+  for (auto it = cases_.begin(); it != cases_.end();) {
+    const auto s = it->second.rec.state;
+    const bool busy = inflight_.count(it->second.rec.link) != 0;
+    if (!busy && (s == IncidentState::closed || (s == IncidentState::dismissed && !capacity_.drained(it->second.rec.link)))) {
+      if (s == IncidentState::closed) closed.push_back(it->first);
+      it = cases_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return closed;
+}
+
+// Engineers decide in the database (approve, repaired, dismiss): take their word.
+void Workflow::refresh_cases(Time now) {
+  (void)now;
+  auto rows = store_.open_cases();
+  if (!rows.ok()) {
+    ++metrics_.store_errors;
+    spdlog::error("remediation: open_cases: {}", rows.error());
+    return;
+  }
+  std::map<int64_t, const CaseRecord*> fresh;
+  for (const auto& r : *rows) fresh[r.incident_id] = &r;
+  for (auto& [id, c] : cases_) {
+    const auto f = fresh.find(id);
+    if (f == fresh.end()) {
+      // No longer open in the store: closed or dismissed by a person.
+      if (c.rec.state != IncidentState::closed) c.rec.state = IncidentState::dismissed;
+      continue;
+    }
+    const CaseRecord& r = *f->second;
+    c.rec.approved = r.approved;
+    if (r.state == IncidentState::repaired && c.rec.state == IncidentState::repair_requested) {
+      c.rec.state = IncidentState::repaired;
+    } else if (r.state == IncidentState::repaired && c.rec.state == IncidentState::escalated) {
+      c.rec.state = IncidentState::repaired;  // a person repaired an escalated link: validate again
+      c.rec.validation_failures = 0;
+    }
+  }
+  for (const auto& r : *rows) {
+    if (cases_.count(r.incident_id) == 0) {
+      Case c;
+      c.rec = r;
+      c.written_reason = r.blocked_reason;
+      cases_[r.incident_id] = std::move(c);
+    }
+  }
+}
+
+void Workflow::check_breaker(Time now) {
+  if (breaker_.open) {
+    // Reset by a person (medic breaker reset): read it back.
+    if (auto b = store_.breaker(); b.ok()) breaker_ = *b;
+    if (breaker_.open) return;
+    spdlog::info("circuit breaker reset: automatic remediation resumes");
+  }
+  if (policy_.breaker_incidents <= 0) return;
+  auto n = store_.incidents_opened_since(now - policy_.breaker_window);
+  if (!n.ok()) {
+    ++metrics_.store_errors;
+    spdlog::error("remediation: incidents_opened_since: {}", n.error());
+    return;
+  }
+  if (*n <= policy_.breaker_incidents) return;
+  const std::string reason = "circuit breaker open: " + std::to_string(*n) + " incidents opened in the last " +
+                             format_number(seconds(policy_.breaker_window)) + " s (limit " +
+                             std::to_string(policy_.breaker_incidents) + ")";
+  if (!store_ok(store_.open_breaker(now, reason), "open_breaker")) return;
+  breaker_.open = true;
+  breaker_.opened_at = now;
+  breaker_.reason = reason;
+  ++metrics_.breaker_trips;
+  spdlog::error("{}: automatic drains and undrains stop; everything goes to the repair queue", reason);
+}
+
+void Workflow::finish(InFlight& f, ActionEnd end, bool drained, const std::string& reason, Time now) {
+  const ActionIntent intent{f.action.incident_id, f.action.link, f.action.kind, f.action.intent_at};
+  store_ok(store_.finish_action(f.action.id, intent, end, drained, reason, f.steps, now), "finish_action");
+  if (snapshot_) snapshot_(f.action.incident_id, f.action.id, f.action.link, "after " + std::string(to_string(f.action.kind)) + " (" + std::string(to_string(end)) + ")");
+}
+
+void Workflow::progress_inflight(Time now, std::vector<int64_t>& closed) {
+  (void)closed;
+  for (auto it = inflight_.begin(); it != inflight_.end();) {
+    InFlight& f = it->second;
+    const fabric::LinkId link = f.action.link;
+    const std::string& name = topology_.link(link).name;
+    auto cit = cases_.find(f.action.incident_id);
+    Case* c = cit == cases_.end() ? nullptr : &cit->second;
+    const bool fresh = signals_.measured_from(link) >= f.applied_at;
+    const double pps = signals_.tx_pps(link);
+    const bool timed_out = now - f.applied_at >= policy_.verify_window;
+    bool done = false;
+    if (f.action.kind == ActionKind::drain) {
+      const double before = f.action.traffic_before;
+      const double limit = std::max(before * policy_.verify_moved_fraction, policy_.verify_min_pps);
+      const bool vacuous = before < policy_.verify_min_pps;
+      if (vacuous || (fresh && pps >= 0 && pps <= limit)) {
+        f.steps.push_back(vacuous ? "verify traffic: " + pps_text(before) + " before, nothing to show"
+                                  : "verify traffic: " + pps_text(before) + " before, " + pps_text(pps) + " after");
+        finish(f, ActionEnd::succeeded, true, "", now);
+        ++metrics_.drains_verified;
+        spdlog::info("incident {}: drained {} and verified ({})", f.action.incident_id, name, f.steps.back());
+        if (c != nullptr) {
+          set_state(*c, IncidentState::mitigated, now);
+          set_state(*c, IncidentState::repair_requested, now);
+        }
+        done = true;
+      } else if (timed_out) {
+        // The switch says drained but traffic did not move: put it back and call a person.
+        ActionOutcome out;
+        const bool undone = apply_to_link(topology_, drivers_, link, false, out);
+        const std::string why = "traffic did not move off the link within " +
+                                format_number(seconds(policy_.verify_window)) + " s (" + pps_text(before) +
+                                " before, " + (fresh ? pps_text(pps) : "no fresh reading") + " after)";
+        f.steps.push_back("verify traffic: " + why);
+        for (auto& s : out.steps) f.steps.push_back("rollback " + s);
+        if (undone) {
+          capacity_.set_drained(link, false);
+          finish(f, ActionEnd::rolled_back, false, why + "; rolled back", now);
+        } else {
+          finish(f, ActionEnd::failed, true, why + "; rollback failed: " + out.error, now);
+        }
+        ++metrics_.drains_rolled_back;
+        ++metrics_.escalations;
+        spdlog::error("incident {}: drain of {} not verified: {}; {}", f.action.incident_id, name, why,
+                      undone ? "rolled back" : "rollback failed: " + out.error);
+        if (c != nullptr) set_state(*c, IncidentState::escalated, now, "drain not verified: " + why);
+        done = true;
+      }
+    } else {
+      // Undrain: the link must be up and carry traffic again if its peers do.
+      const double peers = signals_.peer_pps(link);
+      const bool expect_traffic = peers >= policy_.verify_min_pps;
+      const bool up = signals_.oper(link) != 0;
+      if (up && (!expect_traffic || (fresh && pps >= policy_.verify_moved_fraction * peers))) {
+        f.steps.push_back("verify traffic: " + pps_text(pps) + " (peers " + pps_text(peers) + ")");
+        finish(f, ActionEnd::succeeded, false, "", now);
+        ++metrics_.undrains_verified;
+        spdlog::info("incident {}: undrained {} and verified", f.action.incident_id, name);
+        if (c != nullptr && c->rec.state != IncidentState::dismissed) {
+          set_state(*c, IncidentState::undrained, now);
+          set_state(*c, IncidentState::closed, now);
+        }
+        done = true;
+      } else if (timed_out) {
+        const std::string why = std::string(up ? "" : "link down; ") + "traffic did not return within " +
+                                format_number(seconds(policy_.verify_window)) + " s (" +
+                                (fresh ? pps_text(pps) : "no fresh reading") + ", peers " + pps_text(peers) + ")";
+        f.steps.push_back("verify traffic: " + why);
+        // Not drained again: an undrained link that misbehaves opens a new finding by itself.
+        finish(f, ActionEnd::failed, false, why, now);
+        ++metrics_.undrains_failed;
+        ++metrics_.escalations;
+        spdlog::error("incident {}: undrain of {} not verified: {}", f.action.incident_id, name, why);
+        if (c != nullptr && c->rec.state != IncidentState::dismissed) {
+          set_state(*c, IncidentState::escalated, now, "undrain not verified: " + why);
+        }
+        done = true;
+      }
+    }
+    it = done ? inflight_.erase(it) : std::next(it);
+  }
+}
+
+void Workflow::progress_validation(Case& c, Time now) {
+  const fabric::LinkId link = c.rec.link;
+  if (c.rec.state == IncidentState::repaired) {
+    c.rec.validating_since = now;
+    c.errors_at_soak_start = signals_.error_events(link);
+    store_ok(store_.set_validation(c.rec.incident_id, c.rec.validation_failures, now), "set_validation");
+    set_state(c, IncidentState::validating, now);
+    spdlog::info("incident {}: {} repaired; validation soak of {} s starts", c.rec.incident_id,
+                 topology_.link(link).name, format_number(seconds(policy_.soak)));
+    return;
+  }
+  const Time since = c.rec.validating_since.value_or(now);
+  std::string failure;
+  if (signals_.oper(link) == 0) {
+    failure = "link down during the soak";
+  } else if (signals_.error_events(link) > c.errors_at_soak_start) {
+    failure = "error counters rose by " + format_number(signals_.error_events(link) - c.errors_at_soak_start) +
+              " during the soak";
+  } else if (c.last_fault_at > since) {
+    failure = "a new finding during the soak";
+  }
+  if (!failure.empty()) {
+    ++c.rec.validation_failures;
+    ++metrics_.validations_failed;
+    c.rec.validating_since.reset();
+    store_ok(store_.set_validation(c.rec.incident_id, c.rec.validation_failures, std::nullopt), "set_validation");
+    const std::string n = std::to_string(c.rec.validation_failures);
+    if (c.rec.validation_failures >= policy_.max_validation_failures) {
+      ++metrics_.escalations;
+      spdlog::error("incident {}: {} failed validation {} times ({}); escalated, stays drained", c.rec.incident_id,
+                    topology_.link(link).name, n, failure);
+      set_state(c, IncidentState::escalated, now, "failed validation " + n + " times: " + failure);
+    } else {
+      spdlog::warn("incident {}: {} failed validation ({}); repair requested again", c.rec.incident_id,
+                   topology_.link(link).name, failure);
+      set_state(c, IncidentState::repair_requested, now, "validation failed: " + failure);
+    }
+    return;
+  }
+  if (now - since >= policy_.soak && !signals_.flap_suppressed(link, now)) {
+    set_state(c, IncidentState::validated, now);
+  }
+}
+
+bool Workflow::wants_drain(const Case& c) const {
+  return waiting_to_drain(c.rec.state) && mitigation_for(c.rec.cls, c.rec.severity) == Mitigation::drain &&
+         !capacity_.drained(c.rec.link) && !capacity_.reserved(c.rec.link) && inflight_.count(c.rec.link) == 0;
+}
+
+std::string Workflow::rate_limited(fabric::LinkId link, Time now) const {
+  const fabric::Link& l = topology_.link(link);
+  int fabric_n = 0;
+  std::map<fabric::DeviceId, int> per_dev;
+  for (const auto& [dl, at] : recent_drains_) {
+    if (now - at < policy_.fabric.window) ++fabric_n;
+    if (now - at < policy_.per_switch.window) {
+      const fabric::Link& d = topology_.link(dl);
+      ++per_dev[topology_.port(d.a).device];
+      if (topology_.port(d.b).device != topology_.port(d.a).device) ++per_dev[topology_.port(d.b).device];
+    }
+  }
+  if (policy_.fabric.actions > 0 && fabric_n >= policy_.fabric.actions) {
+    return "rate limit: " + std::to_string(fabric_n) + " drains in the fabric in the last " +
+           format_number(seconds(policy_.fabric.window)) + " s (limit " + std::to_string(policy_.fabric.actions) + ")";
+  }
+  if (policy_.per_switch.actions > 0) {
+    for (const fabric::PortId p : {l.a, l.b}) {
+      const fabric::DeviceId d = topology_.port(p).device;
+      if (!topology_.device(d).is_switch()) continue;
+      if (per_dev[d] >= policy_.per_switch.actions) {
+        return "rate limit: " + std::to_string(per_dev[d]) + " drains on " + topology_.device(d).name +
+               " in the last " + format_number(seconds(policy_.per_switch.window)) + " s (limit " +
+               std::to_string(policy_.per_switch.actions) + ")";
+      }
+    }
+  }
+  return "";
+}
+
+void Workflow::plan_and_drain(Time now) {
+  while (!recent_drains_.empty() &&
+         now - recent_drains_.front().second >= std::max(policy_.per_switch.window, policy_.fabric.window)) {
+    recent_drains_.pop_front();
+  }
+  std::vector<DrainCandidate> candidates;
+  std::map<int64_t, bool> automatic;
+  for (auto& [id, c] : cases_) {
+    if (!wants_drain(c)) continue;
+    const bool needs_approval = policy_.mode(c.rec.cls) == Mode::approval;
+    if (!c.rec.approved && (needs_approval || breaker_.open)) {
+      const std::string reason = breaker_.open ? breaker_.reason
+                                               : std::string(triage::to_string(c.rec.cls)) +
+                                                     " drains need approval (remediation policy)";
+      if (c.rec.state != IncidentState::pending_approval) ++metrics_.queued_for_approval;
+      set_state(c, IncidentState::pending_approval, now, reason);
+      continue;
+    }
+    if (c.rec.state == IncidentState::pending_approval && !c.rec.approved) continue;
+    candidates.push_back({id, c.rec.link, c.rec.loss});
+    automatic[id] = !c.rec.approved;
+  }
+  if (candidates.empty()) return;
+  const DrainPlan plan = plan_drains(capacity_, candidates);
+  for (const auto& w : plan.wait) {
+    auto it = cases_.find(w.candidate.incident_id);
+    if (it == cases_.end()) continue;
+    if (it->second.written_reason != w.reason) {
+      ++metrics_.refusals;
+      spdlog::warn("incident {}: drain of {} waits: {}", it->first, topology_.link(w.candidate.link).name, w.reason);
+      store_ok(store_.record_refusal({it->first, w.candidate.link, ActionKind::drain, now}, w.reason), "record_refusal");
+    }
+    set_state(it->second, IncidentState::blocked, now, w.reason);
+  }
+  for (const auto& d : plan.drain) {
+    auto it = cases_.find(d.incident_id);
+    if (it == cases_.end()) continue;
+    if (automatic[d.incident_id]) {
+      if (const std::string limited = rate_limited(d.link, now); !limited.empty()) {
+        set_state(it->second, IncidentState::blocked, now, limited);
+        continue;
+      }
+    }
+    // The planner judged the set; the model must still agree for this link now (earlier
+    // drains of this pass changed it).
+    if (const DrainCheck check = capacity_.check_drain(d.link); !check.allowed) {
+      set_state(it->second, IncidentState::blocked, now, check.reason);
+      continue;
+    }
+    start_drain(it->second, automatic[d.incident_id], now);
+  }
+}
+
+void Workflow::start_drain(Case& c, bool automatic, Time now) {
+  const fabric::LinkId link = c.rec.link;
+  const std::string& name = topology_.link(link).name;
+  ActionIntent intent{c.rec.incident_id, link, ActionKind::drain, now};
+  capacity_.set_reserved(link, true);
+  const double before = signals_.tx_pps(link);
+  if (snapshot_) snapshot_(c.rec.incident_id, 0, link, "before drain");
+  auto id = store_.begin_action(intent, before);
+  if (!id.ok()) {
+    capacity_.set_reserved(link, false);
+    ++metrics_.store_errors;
+    spdlog::error("incident {}: drain of {} not started (intent not recorded, switch not touched): {}",
+                  c.rec.incident_id, name, id.error());
+    return;
+  }
+  ++metrics_.drains_started;
+  if (automatic) recent_drains_.emplace_back(link, now);
+  InFlight f;
+  f.action = {*id, c.rec.incident_id, link, ActionKind::drain, "intent", now, before};
+  ActionOutcome out;
+  const bool ok = apply_to_link(topology_, drivers_, link, true, out);
+  f.steps = out.steps;
+  capacity_.set_reserved(link, false);
+  if (!ok) {
+    ++metrics_.drains_failed;
+    ++metrics_.escalations;
+    finish(f, ActionEnd::failed, false, out.error, clock_.now());
+    spdlog::error("incident {}: drain of {} failed: {}", c.rec.incident_id, name, out.error);
+    set_state(c, IncidentState::escalated, now, "drain failed: " + out.error);
+    return;
+  }
+  capacity_.set_drained(link, true);
+  f.applied_at = clock_.now();
+  f.action.state = "applied";
+  store_ok(store_.action_applied(*id, f.steps), "action_applied");
+  spdlog::info("incident {}: {} drained at the switch; verifying traffic ({} before)", c.rec.incident_id, name,
+               pps_text(before));
+  inflight_[link] = std::move(f);
+}
+
+void Workflow::start_undrain(Case& c, Time now) {
+  const fabric::LinkId link = c.rec.link;
+  const std::string& name = topology_.link(link).name;
+  ActionIntent intent{c.rec.incident_id, link, ActionKind::undrain, now};
+  auto id = store_.begin_action(intent, signals_.tx_pps(link));
+  if (!id.ok()) {
+    ++metrics_.store_errors;
+    spdlog::error("incident {}: undrain of {} not started: {}", c.rec.incident_id, name, id.error());
+    return;
+  }
+  InFlight f;
+  f.action = {*id, c.rec.incident_id, link, ActionKind::undrain, "intent", now, signals_.tx_pps(link)};
+  f.undo_on_failure = false;
+  if (snapshot_) snapshot_(c.rec.incident_id, *id, link, "before undrain");
+  ActionOutcome out;
+  const bool ok = apply_to_link(topology_, drivers_, link, false, out);
+  f.steps = out.steps;
+  if (!ok) {
+    ++metrics_.undrains_failed;
+    ++metrics_.escalations;
+    // apply_to_link put back what it changed: the link is still drained.
+    finish(f, ActionEnd::failed, true, out.error, clock_.now());
+    spdlog::error("incident {}: undrain of {} failed: {}", c.rec.incident_id, name, out.error);
+    if (c.rec.state != IncidentState::dismissed) set_state(c, IncidentState::escalated, now, "undrain failed: " + out.error);
+    return;
+  }
+  capacity_.set_drained(link, false);
+  f.applied_at = clock_.now();
+  f.action.state = "applied";
+  store_ok(store_.action_applied(*id, f.steps), "action_applied");
+  spdlog::info("incident {}: {} undrained at the switch; verifying", c.rec.incident_id, name);
+  inflight_[link] = std::move(f);
+}
+
+}  // namespace medic::remediation

@@ -1,0 +1,191 @@
+// The remediation workflow: one persisted state machine per open link incident, from the
+// decision to drain to the undrain after a validated repair. Every step that touches a
+// switch writes its intent first and its result after; verification follows every action;
+// after a restart, unfinished intents are reconciled against what the switches report.
+//
+//   triaged/blocked --(policy: approval, or breaker open)--> pending_approval --(approved)--+
+//        |                                                                                   |
+//        +--(planner: floors, budget, rate limits)--> drain: intent -> applied -> verified ---+--> mitigated
+//   mitigated -> repair_requested --(engineer: repaired)--> validating --(soak clean)--> validated
+//   validated -> undrain: intent -> applied -> verified -> undrained -> closed
+//   validating --(fails)--> repair_requested (again) | escalated (max failures, stays drained)
+//   drain fails or traffic does not move -> rolled back, escalated
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/time.h"
+#include "detectors/finding.h"
+#include "remediation/capacity.h"
+#include "remediation/driver.h"
+#include "remediation/executor.h"
+#include "remediation/planner.h"
+#include "remediation/policy.h"
+#include "triage/incident.h"
+
+namespace medic::remediation {
+
+// An open link incident of a drainable class, as the store keeps it.
+struct CaseRecord {
+  int64_t incident_id = 0;
+  fabric::LinkId link = fabric::kNone;
+  triage::IncidentClass cls = triage::IncidentClass::link_flap;
+  detectors::Severity severity = detectors::Severity::info;
+  triage::IncidentState state = triage::IncidentState::triaged;
+  double loss = 0;
+  int validation_failures = 0;
+  std::optional<Time> validating_since;
+  bool approved = false;        // a person approved the drain
+  std::string blocked_reason;   // or the approval reason, for pending_approval
+};
+
+// An action whose result is not recorded yet.
+struct ActionRecord {
+  int64_t id = 0;
+  int64_t incident_id = 0;
+  fabric::LinkId link = fabric::kNone;
+  ActionKind kind = ActionKind::drain;
+  std::string state;  // intent or applied
+  Time intent_at{};
+  double traffic_before = -1;
+};
+
+struct BreakerState {
+  bool open = false;
+  std::optional<Time> opened_at;
+  std::string reason;
+};
+
+// How an action ended (actions.state).
+enum class ActionEnd : uint8_t { succeeded, failed, rolled_back, reconciled };
+std::string_view to_string(ActionEnd e);
+
+// Where the workflow is made durable (PostgreSQL in medicd, memory in tests). Every call
+// is durable when it returns.
+class RemediationStore {
+ public:
+  virtual ~RemediationStore() = default;
+  virtual Result<std::vector<CaseRecord>> open_cases() = 0;
+  virtual Result<std::vector<ActionRecord>> unfinished_actions() = 0;
+  // Drain starts (automatic ones) since `since`, for the rate limits after a restart.
+  virtual Result<std::vector<std::pair<fabric::LinkId, Time>>> drains_since(Time since) = 0;
+  virtual Status set_state(int64_t incident, triage::IncidentState state, Time at, const std::string& reason) = 0;
+  virtual Status set_validation(int64_t incident, int failures, std::optional<Time> since) = 0;
+  // The intent row, and the link marked draining/undraining, in one transaction; refused
+  // when this daemon no longer leads or another action on the link is unfinished.
+  virtual Result<int64_t> begin_action(const ActionIntent& intent, double traffic_before) = 0;
+  virtual Status action_applied(int64_t action, const std::vector<std::string>& steps) = 0;
+  virtual Status finish_action(int64_t action, const ActionIntent& intent, ActionEnd end, bool link_drained,
+                               const std::string& reason, const std::vector<std::string>& steps, Time at) = 0;
+  virtual Status record_refusal(const ActionIntent& intent, const std::string& reason) = 0;
+  virtual Result<BreakerState> breaker() = 0;
+  virtual Status open_breaker(Time at, const std::string& reason) = 0;
+  virtual Result<int> incidents_opened_since(Time since) = 0;
+};
+
+// What the counters and detectors say about a link now.
+class LinkSignals {
+ public:
+  virtual ~LinkSignals() = default;
+  // Packets per second the link carries (the busier end's transmit rate) over the latest
+  // interval, -1 when unknown; and when that interval began.
+  virtual double tx_pps(fabric::LinkId link) const = 0;
+  virtual Time measured_from(fabric::LinkId link) const = 0;
+  // What a healthy link of its groups carries now (mean of its in-service peers), -1 unknown.
+  virtual double peer_pps(fabric::LinkId link) const = 0;
+  virtual int oper(fabric::LinkId link) const = 0;  // -1 unknown, 0 down, 1 up
+  // Errors counted on the link's ports since start (monotonic).
+  virtual double error_events(fabric::LinkId link) const = 0;
+  virtual bool flap_suppressed(fabric::LinkId link, Time now) const = 0;
+};
+
+struct WorkflowMetrics {
+  uint64_t drains_started = 0, drains_verified = 0, drains_failed = 0, drains_rolled_back = 0;
+  uint64_t undrains_verified = 0, undrains_failed = 0;
+  uint64_t refusals = 0, queued_for_approval = 0, validations_failed = 0, escalations = 0;
+  uint64_t reconciled = 0, store_errors = 0, breaker_trips = 0;
+};
+
+class Workflow {
+ public:
+  // Called before and after each action: (incident, action, link, scope "action", reason).
+  using SnapshotHook = std::function<void(int64_t incident, int64_t action, fabric::LinkId link, const std::string& why)>;
+
+  Workflow(const fabric::Topology& topology, CapacityModel& capacity, DriverSet& drivers, RemediationStore& store,
+           const LinkSignals& signals, RemediationPolicy policy, const Clock& clock);
+
+  void set_snapshot_hook(SnapshotHook hook) { snapshot_ = std::move(hook); }
+
+  // Loads open cases and reconciles unfinished actions by asking the drivers. Links with
+  // drain state drained (from the store's inventory) must already be set in the capacity
+  // model. An action whose switch cannot be reached stays unfinished (its link counted as
+  // drained) and is retried on every tick.
+  Status start();
+
+  // Triage says something about an incident (new, reopened, escalated, or more findings).
+  void on_update(int64_t incident, fabric::LinkId link, triage::IncidentClass cls, detectors::Severity severity,
+                 double loss, Time at, bool is_new);
+
+  // One pass: engineers' decisions, the breaker, in-flight actions, validation soaks, and
+  // new drains. Returns the incidents closed in this pass (triage forgets them).
+  std::vector<int64_t> tick();
+
+  const WorkflowMetrics& metrics() const { return metrics_; }
+  size_t open_cases() const { return cases_.size(); }
+  std::optional<triage::IncidentState> state_of(int64_t incident) const;
+  bool breaker_open() const { return breaker_.open; }
+  size_t in_flight() const { return inflight_.size(); }
+
+ private:
+  struct Case {
+    CaseRecord rec;
+    double errors_at_soak_start = 0;
+    Time last_fault_at{};  // a warning or worse finding arrived then
+    std::string written_reason;  // blocked/pending reason last written, to write only changes
+  };
+  struct InFlight {
+    ActionRecord action;
+    Time applied_at{};
+    std::vector<std::string> steps;
+    bool undo_on_failure = true;  // a drain that fails verification is rolled back
+  };
+
+  void reconcile();
+  bool reconcile_one(const ActionRecord& a);
+  void refresh_cases(Time now);
+  void check_breaker(Time now);
+  void progress_inflight(Time now, std::vector<int64_t>& closed);
+  void progress_validation(Case& c, Time now);
+  void plan_and_drain(Time now);
+  void start_drain(Case& c, bool automatic, Time now);
+  void start_undrain(Case& c, Time now);
+  void finish(InFlight& f, ActionEnd end, bool drained, const std::string& reason, Time now);
+  void set_state(Case& c, triage::IncidentState s, Time now, const std::string& reason = "");
+  bool wants_drain(const Case& c) const;
+  std::string rate_limited(fabric::LinkId link, Time now) const;
+  bool store_ok(const Status& st, const char* what);
+
+  const fabric::Topology& topology_;
+  CapacityModel& capacity_;
+  DriverSet& drivers_;
+  RemediationStore& store_;
+  const LinkSignals& signals_;
+  RemediationPolicy policy_;
+  const Clock& clock_;
+  SnapshotHook snapshot_;
+  std::map<int64_t, Case> cases_;
+  std::map<fabric::LinkId, InFlight> inflight_;
+  std::vector<ActionRecord> unreconciled_;
+  std::deque<std::pair<fabric::LinkId, Time>> recent_drains_;
+  BreakerState breaker_;
+  WorkflowMetrics metrics_;
+};
+
+}  // namespace medic::remediation
