@@ -470,7 +470,6 @@ void Workflow::plan_and_drain(Time now) {
       set_state(c, IncidentState::pending_approval, now, reason);
       continue;
     }
-    if (c.rec.state == IncidentState::pending_approval && !c.rec.approved) continue;
     candidates.push_back({id, c.rec.link, c.rec.loss});
     automatic[id] = !c.rec.approved;
   }

@@ -1,0 +1,547 @@
+#include "remediation/workflow.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabric/generator.h"
+
+namespace medic::remediation {
+namespace {
+
+using ::testing::HasSubstr;
+using triage::IncidentClass;
+using triage::IncidentState;
+using namespace std::chrono_literals;
+
+// The workflow's durable record, in memory, with the database's one rule that matters
+// here: one unfinished action per link.
+class MemoryStore final : public RemediationStore {
+ public:
+  struct Action {
+    ActionRecord rec;
+    std::string end;  // "" while unfinished
+    bool drained_after = false;
+    std::string reason;
+    std::vector<std::string> steps;
+  };
+
+  Result<std::vector<CaseRecord>> open_cases() override {
+    std::vector<CaseRecord> out;
+    for (const auto& [id, c] : cases) {
+      if (c.state != IncidentState::closed && c.state != IncidentState::dismissed) out.push_back(c);
+    }
+    return out;
+  }
+  Result<std::vector<ActionRecord>> unfinished_actions() override {
+    std::vector<ActionRecord> out;
+    for (const auto& a : actions) {
+      if (a.end.empty()) out.push_back(a.rec);
+    }
+    return out;
+  }
+  Result<std::vector<std::pair<fabric::LinkId, Time>>> drains_since(Time since) override {
+    std::vector<std::pair<fabric::LinkId, Time>> out;
+    for (const auto& a : actions) {
+      if (a.rec.kind == ActionKind::drain && a.rec.intent_at >= since) out.emplace_back(a.rec.link, a.rec.intent_at);
+    }
+    return out;
+  }
+  Status set_state(int64_t incident, IncidentState state, Time, const std::string& reason) override {
+    cases[incident].state = state;
+    cases[incident].blocked_reason = reason;
+    history[incident].push_back(std::string(triage::to_string(state)));
+    return Ok{};
+  }
+  Status set_validation(int64_t incident, int failures, std::optional<Time> since) override {
+    cases[incident].validation_failures = failures;
+    cases[incident].validating_since = since;
+    return Ok{};
+  }
+  Result<int64_t> begin_action(const ActionIntent& intent, double traffic_before) override {
+    if (!fence_error.empty()) return Error{fence_error};
+    for (const auto& a : actions) {
+      if (a.rec.link == intent.link && a.end.empty()) return Error{"duplicate key value violates actions_one_intent_per_link"};
+    }
+    Action a;
+    a.rec = {static_cast<int64_t>(actions.size()) + 1, intent.incident_id, intent.link, intent.kind, "intent", intent.at,
+             traffic_before};
+    actions.push_back(a);
+    return a.rec.id;
+  }
+  Status action_applied(int64_t action, const std::vector<std::string>& steps) override {
+    actions[action - 1].rec.state = "applied";
+    actions[action - 1].steps = steps;
+    return Ok{};
+  }
+  Status finish_action(int64_t action, const ActionIntent&, ActionEnd end, bool link_drained, const std::string& reason,
+                       const std::vector<std::string>& steps, Time) override {
+    Action& a = actions[action - 1];
+    if (!a.end.empty()) return Error{"action " + std::to_string(action) + " is not unfinished"};
+    a.end = std::string(to_string(end));
+    a.drained_after = link_drained;
+    a.reason = reason;
+    a.steps = steps;
+    return Ok{};
+  }
+  Status record_refusal(const ActionIntent&, const std::string& reason) override {
+    refusals.push_back(reason);
+    return Ok{};
+  }
+  Result<BreakerState> breaker() override { return breaker_state; }
+  Status open_breaker(Time at, const std::string& reason) override {
+    breaker_state = {true, at, reason};
+    return Ok{};
+  }
+  Result<int> incidents_opened_since(Time) override { return opened_recently; }
+
+  // A triaged incident on `link`, as the daemon's database would have it.
+  void add_incident(int64_t id, fabric::LinkId link, IncidentClass cls = IncidentClass::link_flap, double loss = 1.0) {
+    CaseRecord c;
+    c.incident_id = id;
+    c.link = link;
+    c.cls = cls;
+    c.severity = detectors::Severity::critical;
+    c.state = IncidentState::triaged;
+    c.loss = loss;
+    cases[id] = c;
+  }
+  const Action* last_action(fabric::LinkId link) const {
+    const Action* found = nullptr;
+    for (const auto& a : actions) {
+      if (a.rec.link == link) found = &a;
+    }
+    return found;
+  }
+
+  std::map<int64_t, CaseRecord> cases;
+  std::map<int64_t, std::vector<std::string>> history;
+  std::vector<Action> actions;
+  std::vector<std::string> refusals;
+  BreakerState breaker_state;
+  int opened_recently = 0;
+  std::string fence_error;
+};
+
+class FakeSignals final : public LinkSignals {
+ public:
+  struct Link {
+    double pps = 1000;
+    Time from{};
+    double peers = 1000;
+    int oper = 1;
+    double errors = 0;
+    bool suppressed = false;
+  };
+  double tx_pps(fabric::LinkId l) const override { return get(l).pps; }
+  Time measured_from(fabric::LinkId l) const override { return get(l).from; }
+  double peer_pps(fabric::LinkId l) const override { return get(l).peers; }
+  int oper(fabric::LinkId l) const override { return get(l).oper; }
+  double error_events(fabric::LinkId l) const override { return get(l).errors; }
+  bool flap_suppressed(fabric::LinkId l, Time) const override { return get(l).suppressed; }
+  Link& at(fabric::LinkId l) { return links[l]; }
+
+ private:
+  Link get(fabric::LinkId l) const {
+    const auto it = links.find(l);
+    return it == links.end() ? Link{} : it->second;
+  }
+  std::map<fabric::LinkId, Link> links;
+};
+
+// A driver that fails drains on demand and otherwise remembers state like a switch.
+class SwitchDriver final : public Driver {
+ public:
+  std::string kind() const override { return "test"; }
+  Result<InterfaceState> drain(const std::string& i) override {
+    ++calls;
+    if (fail) return Error{"HTTP 503: busy"};
+    drained[i] = true;
+    return InterfaceState{i, true, true};
+  }
+  Result<InterfaceState> undrain(const std::string& i) override {
+    ++calls;
+    drained[i] = false;
+    return InterfaceState{i, false, true};
+  }
+  Result<InterfaceState> get_state(const std::string& i) override {
+    if (unreachable) return Error{"connection refused"};
+    return InterfaceState{i, drained[i], true};
+  }
+  std::map<std::string, bool> drained;
+  bool fail = false;
+  bool unreachable = false;
+  int calls = 0;
+};
+
+class WorkflowTest : public ::testing::Test {
+ protected:
+  WorkflowTest() {
+    for (fabric::DeviceId d = 0; d < topo.devices().size(); ++d) {
+      if (!topo.device(d).is_switch()) continue;
+      auto drv = std::make_unique<SwitchDriver>();
+      switches[topo.device(d).name] = drv.get();
+      drivers.replace(d, std::move(drv));
+    }
+    policy.verify_window = 30s;
+    policy.soak = 60s;
+    policy.per_switch = {0, 1h};
+    policy.fabric = {0, 10min};
+  }
+
+  Workflow& workflow() {
+    if (!wf) {
+      wf = std::make_unique<Workflow>(topo, capacity, drivers, store, signals, policy, clock);
+      const Status st = wf->start();
+      EXPECT_TRUE(st.ok()) << st.error();
+    }
+    return *wf;
+  }
+  fabric::LinkId link(const char* end) { return *topo.find_link(end); }
+  bool drained_at_switch(fabric::LinkId l) {
+    const auto& lk = topo.link(l);
+    const auto& a = topo.port(lk.a);
+    const auto& b = topo.port(lk.b);
+    return switches[topo.device(a.device).name]->drained[a.name] && switches[topo.device(b.device).name]->drained[b.name];
+  }
+  // The counters after a drain: nothing on the link, measured after it was applied.
+  void traffic_gone(fabric::LinkId l) {
+    signals.at(l).pps = 0;
+    signals.at(l).from = clock.now();
+  }
+  // Open, drain and verify incident `id` on `l`: it ends repair_requested.
+  void drain_and_verify(int64_t id, fabric::LinkId l) {
+    store.add_incident(id, l);
+    workflow().tick();
+    clock.advance(1s);
+    traffic_gone(l);
+    workflow().tick();
+    ASSERT_EQ(store.cases[id].state, IncidentState::repair_requested);
+  }
+
+  fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
+  CapacityModel capacity{topo};
+  DriverSet drivers{topo, JsonRpcOptions{}};
+  std::map<std::string, SwitchDriver*> switches;
+  MemoryStore store;
+  FakeSignals signals;
+  RemediationPolicy policy;
+  SimulatedClock clock{from_unix_seconds(1'700'000'000)};
+  std::unique_ptr<Workflow> wf;
+};
+
+TEST_F(WorkflowTest, AnAutomaticDrainIsWrittenFirstAppliedThenVerifiedByTheCounters) {
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 1u);
+  EXPECT_EQ(store.actions[0].rec.state, "applied");
+  EXPECT_EQ(store.actions[0].end, "");
+  EXPECT_EQ(store.actions[0].rec.traffic_before, 1000);
+  EXPECT_TRUE(drained_at_switch(l));
+  EXPECT_TRUE(capacity.drained(l));
+  EXPECT_EQ(store.cases[7].state, IncidentState::triaged);  // not mitigated before the counters say so
+
+  // The counters still show the interval from before the drain: not verified yet.
+  clock.advance(1s);
+  signals.at(l).pps = 0;
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "");
+  traffic_gone(l);
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "succeeded");
+  EXPECT_TRUE(store.actions[0].drained_after);
+  EXPECT_EQ(store.actions[0].steps.back(), "verify traffic: 1000 pps before, 0 pps after");
+  EXPECT_EQ(store.history[7], (std::vector<std::string>{"mitigated", "repair_requested"}));
+  EXPECT_EQ(workflow().metrics().drains_verified, 1u);
+}
+
+TEST_F(WorkflowTest, TrafficThatDoesNotMoveIsRolledBackAndEscalated) {
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  workflow().tick();
+  clock.advance(29s);
+  signals.at(l).from = clock.now();  // fresh, but the link still carries 1000 pps
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "");
+  clock.advance(2s);
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "rolled_back");
+  EXPECT_FALSE(store.actions[0].drained_after);
+  EXPECT_THAT(store.actions[0].reason,
+              HasSubstr("traffic did not move off the link within 30 s (1000 pps before, 1000 pps after); rolled back"));
+  EXPECT_FALSE(drained_at_switch(l));
+  EXPECT_FALSE(capacity.drained(l));
+  EXPECT_EQ(store.cases[7].state, IncidentState::escalated);
+  EXPECT_THAT(store.cases[7].blocked_reason, HasSubstr("drain not verified"));
+}
+
+TEST_F(WorkflowTest, AnIdleLinkHasNoTrafficToShowAndIsVerifiedByTheSwitchAlone) {
+  const auto l = link("rtsw0001:eth5");
+  signals.at(l).pps = 3;  // below verify_min_pps
+  store.add_incident(7, l);
+  workflow().tick();
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "succeeded");
+  EXPECT_EQ(store.actions[0].steps.back(), "verify traffic: 3 pps before, nothing to show");
+}
+
+TEST_F(WorkflowTest, ASwitchThatFailsTheDrainEscalatesAndTheLinkStaysInService) {
+  const auto l = link("rtsw0001:eth5");
+  switches["ctsw001"]->fail = true;
+  store.add_incident(7, l);
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 1u);
+  EXPECT_EQ(store.actions[0].end, "failed");
+  EXPECT_THAT(store.actions[0].reason, HasSubstr("HTTP 503: busy"));
+  EXPECT_FALSE(drained_at_switch(l));
+  EXPECT_FALSE(switches["rtsw0001"]->drained["eth5"]);  // the end already drained was put back
+  EXPECT_FALSE(capacity.drained(l));
+  EXPECT_EQ(store.cases[7].state, IncidentState::escalated);
+}
+
+TEST_F(WorkflowTest, ClassesThatNeedApprovalWaitInTheQueueUntilApproved) {
+  policy.modes[static_cast<size_t>(IncidentClass::corruption)] = Mode::approval;
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l, IncidentClass::corruption, 1e-4);
+  workflow().tick();
+  workflow().tick();
+  EXPECT_TRUE(store.actions.empty());
+  EXPECT_EQ(store.cases[7].state, IncidentState::pending_approval);
+  EXPECT_EQ(store.cases[7].blocked_reason, "corruption drains need approval (remediation policy)");
+  EXPECT_EQ(store.history[7].size(), 1u);  // written once, not every tick
+
+  store.cases[7].approved = true;
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 1u);
+  EXPECT_TRUE(drained_at_switch(l));
+}
+
+TEST_F(WorkflowTest, TheBreakerStopsAutomaticDrainsUntilAPersonResetsIt) {
+  policy.breaker_incidents = 20;
+  store.opened_recently = 21;
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  workflow().tick();
+  EXPECT_TRUE(workflow().breaker_open());
+  EXPECT_TRUE(store.breaker_state.open);
+  EXPECT_EQ(store.breaker_state.reason, "circuit breaker open: 21 incidents opened in the last 300 s (limit 20)");
+  EXPECT_TRUE(store.actions.empty());
+  EXPECT_EQ(store.cases[7].state, IncidentState::pending_approval);
+  EXPECT_EQ(store.cases[7].blocked_reason, store.breaker_state.reason);
+
+  // The storm is over, but the breaker stays open until reset.
+  store.opened_recently = 0;
+  workflow().tick();
+  EXPECT_TRUE(store.actions.empty());
+  store.breaker_state.open = false;  // medic breaker reset
+  workflow().tick();
+  EXPECT_FALSE(workflow().breaker_open());
+  ASSERT_EQ(store.actions.size(), 1u);
+}
+
+TEST_F(WorkflowTest, ARateLimitPerSwitchHoldsTheSecondDrainOnASpine) {
+  policy.per_switch = {1, 1h};
+  const auto a = link("rtsw0001:eth5");  // both to ctsw001
+  const auto b = link("rtsw0002:eth5");
+  store.add_incident(7, a);
+  store.add_incident(8, b, IncidentClass::link_flap, 0.5);
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 1u);
+  EXPECT_EQ(store.actions[0].rec.link, a);  // the larger loss first
+  EXPECT_EQ(store.cases[8].state, IncidentState::blocked);
+  EXPECT_EQ(store.cases[8].blocked_reason, "rate limit: 1 drains on ctsw001 in the last 3600 s (limit 1)");
+  clock.advance(3601s);
+  traffic_gone(a);
+  workflow().tick();
+  EXPECT_EQ(store.actions.size(), 2u);
+}
+
+TEST_F(WorkflowTest, WhenOnlyOneOfTwoFitsTheFloorTheLossierLinkIsDrained) {
+  const auto small = link("rtsw0001:eth5");
+  const auto big = link("rtsw0001:eth6");  // same ToR: 4 uplinks, floor 75%, room for one
+  store.add_incident(7, small, IncidentClass::corruption, 1e-5);
+  store.add_incident(8, big, IncidentClass::corruption, 1e-3);
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 1u);
+  EXPECT_EQ(store.actions[0].rec.link, big);
+  EXPECT_EQ(store.cases[7].state, IncidentState::blocked);
+  EXPECT_EQ(store.cases[7].blocked_reason, "rtsw0001 uplinks would fall to 50.0% < floor 75.0%");
+  EXPECT_EQ(store.refusals.size(), 1u);
+  workflow().tick();
+  EXPECT_EQ(store.refusals.size(), 1u);  // the same reason is not recorded again
+}
+
+TEST_F(WorkflowTest, ARepairedLinkThatSoaksCleanIsUndrainedVerifiedAndClosed) {
+  const auto l = link("rtsw0001:eth5");
+  drain_and_verify(7, l);
+  store.cases[7].state = IncidentState::repaired;  // medic incidents repaired 7
+  workflow().tick();
+  EXPECT_EQ(store.cases[7].state, IncidentState::validating);
+  clock.advance(30s);
+  workflow().tick();
+  EXPECT_EQ(store.cases[7].state, IncidentState::validating);
+  // Still suppressed by flap damping at the end of the soak: wait.
+  signals.at(l).suppressed = true;
+  clock.advance(31s);
+  workflow().tick();
+  EXPECT_EQ(store.cases[7].state, IncidentState::validating);
+  signals.at(l).suppressed = false;
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 2u);
+  EXPECT_EQ(store.actions[1].rec.kind, ActionKind::undrain);
+  EXPECT_FALSE(drained_at_switch(l));
+  EXPECT_FALSE(capacity.drained(l));
+  clock.advance(1s);
+  signals.at(l).pps = 900;
+  signals.at(l).from = clock.now();
+  const auto closed = workflow().tick();
+  EXPECT_EQ(store.actions[1].end, "succeeded");
+  EXPECT_EQ(closed, std::vector<int64_t>{7});
+  EXPECT_EQ(store.cases[7].state, IncidentState::closed);
+  EXPECT_EQ(workflow().open_cases(), 0u);
+}
+
+TEST_F(WorkflowTest, ALinkThatFailsValidationTwiceIsEscalatedAndStaysDrained) {
+  const auto l = link("rtsw0001:eth5");
+  drain_and_verify(7, l);
+  for (int round = 1; round <= 2; ++round) {
+    store.cases[7].state = IncidentState::repaired;
+    workflow().tick();
+    ASSERT_EQ(store.cases[7].state, IncidentState::validating);
+    clock.advance(5s);
+    signals.at(l).errors += 12;
+    workflow().tick();
+  }
+  EXPECT_EQ(store.cases[7].state, IncidentState::escalated);
+  EXPECT_EQ(store.cases[7].blocked_reason, "failed validation 2 times: error counters rose by 12 during the soak");
+  EXPECT_EQ(store.cases[7].validation_failures, 2);
+  EXPECT_TRUE(drained_at_switch(l));
+  EXPECT_EQ(store.actions.size(), 1u);  // never undrained, never cycled
+  const auto& h = store.history[7];
+  EXPECT_EQ(std::count(h.begin(), h.end(), "repair_requested"), 2);
+}
+
+TEST_F(WorkflowTest, AFenceRefusalTouchesNoSwitch) {
+  store.fence_error = "begin_action: a no longer leads (epoch 3): switch not touched";
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  workflow().tick();
+  EXPECT_TRUE(store.actions.empty());
+  EXPECT_EQ(switches["rtsw0001"]->calls + switches["ctsw001"]->calls, 0);
+  EXPECT_FALSE(capacity.drained(l));
+  EXPECT_FALSE(capacity.reserved(l));
+}
+
+TEST_F(WorkflowTest, AnIncidentDismissedWhileDrainedPutsTheLinkBack) {
+  const auto l = link("rtsw0001:eth5");
+  drain_and_verify(7, l);
+  store.cases[7].state = IncidentState::dismissed;  // medic incidents reject 7
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 2u);
+  EXPECT_EQ(store.actions[1].rec.kind, ActionKind::undrain);
+  EXPECT_FALSE(drained_at_switch(l));
+  clock.advance(1s);
+  signals.at(l).pps = 950;  // traffic is back
+  signals.at(l).from = clock.now();
+  workflow().tick();
+  EXPECT_EQ(store.actions[1].end, "succeeded");
+  EXPECT_EQ(store.cases[7].state, IncidentState::dismissed);
+  EXPECT_EQ(workflow().open_cases(), 0u);
+}
+
+TEST_F(WorkflowTest, AnUndrainWhoseTrafficDoesNotReturnIsEscalatedNotDrainedAgain) {
+  const auto l = link("rtsw0001:eth5");
+  drain_and_verify(7, l);
+  store.cases[7].state = IncidentState::repaired;
+  workflow().tick();
+  clock.advance(61s);
+  workflow().tick();  // validated: undrain
+  ASSERT_EQ(store.actions.size(), 2u);
+  clock.advance(31s);
+  signals.at(l).from = clock.now();  // peers carry 1000 pps, the link 0
+  workflow().tick();
+  EXPECT_EQ(store.actions[1].end, "failed");
+  EXPECT_THAT(store.actions[1].reason, HasSubstr("traffic did not return within 30 s (0 pps, peers 1000 pps)"));
+  EXPECT_EQ(store.cases[7].state, IncidentState::escalated);
+  EXPECT_FALSE(drained_at_switch(l));
+  EXPECT_EQ(store.actions.size(), 2u);
+}
+
+// ---------------------------------------------------------------------------------------
+// Reconciliation after a crash: the intent is in the store, the switch says what happened.
+
+TEST_F(WorkflowTest, ADrainThatReachedBothEndsBeforeTheCrashIsVerifiedNotRepeated) {
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  (void)store.begin_action({7, l, ActionKind::drain, clock.now()}, 1000);
+  switches["rtsw0001"]->drained["eth5"] = true;
+  switches["ctsw001"]->drained["eth1"] = true;
+  workflow();
+  EXPECT_EQ(store.actions.size(), 1u);
+  EXPECT_EQ(store.actions[0].rec.state, "applied");
+  EXPECT_TRUE(capacity.drained(l));
+  EXPECT_EQ(switches["rtsw0001"]->calls + switches["ctsw001"]->calls, 0);  // nothing done twice
+  clock.advance(1s);
+  traffic_gone(l);
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "succeeded");
+  EXPECT_EQ(store.actions.size(), 1u);
+  EXPECT_EQ(store.cases[7].state, IncidentState::repair_requested);
+}
+
+TEST_F(WorkflowTest, AHalfDoneDrainIsUndoneRecordedAsReconciledAndDecidedAgain) {
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  (void)store.begin_action({7, l, ActionKind::drain, clock.now()}, 1000);
+  switches["rtsw0001"]->drained["eth5"] = true;  // the crash came between the two ends
+  workflow();
+  EXPECT_EQ(store.actions[0].end, "reconciled");
+  EXPECT_FALSE(store.actions[0].drained_after);
+  EXPECT_FALSE(switches["rtsw0001"]->drained["eth5"]);
+  EXPECT_FALSE(capacity.drained(l));
+  workflow().tick();  // the planner decides again: a new, whole drain
+  ASSERT_EQ(store.actions.size(), 2u);
+  EXPECT_TRUE(drained_at_switch(l));
+}
+
+TEST_F(WorkflowTest, AnUnreachableSwitchKeepsTheActionOpenAndTheLinkCountedDrained) {
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  (void)store.begin_action({7, l, ActionKind::drain, clock.now()}, 1000);
+  switches["ctsw001"]->unreachable = true;
+  workflow();
+  EXPECT_EQ(store.actions[0].end, "");
+  EXPECT_TRUE(capacity.reserved(l));
+  EXPECT_FALSE(capacity.in_service(l));
+  workflow().tick();
+  EXPECT_EQ(store.actions.size(), 1u);  // no second action while the first is unresolved
+  switches["ctsw001"]->unreachable = false;
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "reconciled");
+}
+
+TEST_F(WorkflowTest, AnInterruptedUndrainIsFinished) {
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  store.cases[7].state = IncidentState::validated;
+  capacity.set_drained(l, true);
+  switches["rtsw0001"]->drained["eth5"] = true;
+  switches["ctsw001"]->drained["eth1"] = true;
+  (void)store.begin_action({7, l, ActionKind::undrain, clock.now()}, 0);
+  workflow();
+  EXPECT_FALSE(drained_at_switch(l));
+  EXPECT_FALSE(capacity.drained(l));
+  clock.advance(1s);
+  signals.at(l).from = clock.now();
+  const auto closed = workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "succeeded");
+  EXPECT_EQ(closed, std::vector<int64_t>{7});
+}
+
+}  // namespace
+}  // namespace medic::remediation
