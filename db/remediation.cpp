@@ -130,7 +130,7 @@ Result<int64_t> Database::begin_action(const remediation::ActionIntent& in, cons
       const auto l = w.exec_params("SELECT 1 FROM leader WHERE id = 1 AND daemon = $1 AND epoch = $2 FOR SHARE",
                                    daemon, epoch);
       if (l.empty()) {
-        return Error{"begin_action: " + daemon + " no longer leads (epoch " + std::to_string(epoch) +
+        return Error{daemon + " no longer leads (epoch " + std::to_string(epoch) +
                      "): switch not touched"};
       }
     }

@@ -427,7 +427,7 @@ TEST_F(WorkflowTest, ALinkThatFailsValidationTwiceIsEscalatedAndStaysDrained) {
 }
 
 TEST_F(WorkflowTest, AFenceRefusalTouchesNoSwitch) {
-  store.fence_error = "begin_action: a no longer leads (epoch 3): switch not touched";
+  store.fence_error = "a no longer leads (epoch 3): switch not touched";
   const auto l = link("rtsw0001:eth5");
   store.add_incident(7, l);
   workflow().tick();
