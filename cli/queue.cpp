@@ -1,11 +1,11 @@
 #include "cli/queue.h"
 
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include "cli/table.h"
 #include "common/time.h"
+#include "service/api.h"
 
 namespace medic::cli {
 
@@ -20,16 +20,6 @@ std::string who(const std::string& by) {
 
 std::string when(const std::optional<Time>& t) { return t ? format_iso8601(*t).substr(0, 19) + "Z" : "-"; }
 
-// What the queue shows for a state: what the incident waits for.
-std::string waits_for(const std::string& state) {
-  if (state == "pending_approval") return "approval";
-  if (state == "blocked") return "capacity";
-  if (state == "repair_requested") return "repair";
-  if (state == "escalated") return "a person";
-  if (state == "validating" || state == "repaired") return "validation";
-  return "";
-}
-
 int cmd_queue(const DbOption& dbo, bool as_json, std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
   const auto rows = db->open_cases();
@@ -39,17 +29,10 @@ int cmd_queue(const DbOption& dbo, bool as_json, std::ostream& out, std::ostream
   }
   std::vector<const db::CaseRow*> queued;
   for (const auto& r : *rows) {
-    if (!waits_for(r.state).empty()) queued.push_back(&r);
+    if (!service::waits_for(r.state).empty()) queued.push_back(&r);
   }
   if (as_json) {
-    nlohmann::json a = nlohmann::json::array();
-    for (const auto* r : queued) {
-      a.push_back({{"id", r->id}, {"class", r->incident_class}, {"severity", r->severity}, {"link", r->link},
-                   {"state", r->state}, {"waits_for", waits_for(r->state)}, {"reason", r->reason},
-                   {"approved_by", r->approved_by}, {"loss", r->loss},
-                   {"validation_failures", r->validation_failures}});
-    }
-    out << a.dump(2) << '\n';
+    out << service::queue_json(*rows).dump(2) << '\n';
     return 0;
   }
   if (queued.empty()) {
@@ -60,7 +43,7 @@ int cmd_queue(const DbOption& dbo, bool as_json, std::ostream& out, std::ostream
   for (const auto* r : queued) {
     std::string reason = r->reason;
     if (!r->approved_by.empty()) reason = "approved by " + r->approved_by + (reason.empty() ? "" : "; " + reason);
-    t.add({std::to_string(r->id), r->incident_class, r->link, r->state, waits_for(r->state), when(r->detected_at),
+    t.add({std::to_string(r->id), r->incident_class, r->link, r->state, service::waits_for(r->state), when(r->detected_at),
            reason});
   }
   out << t.render();

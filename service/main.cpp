@@ -17,6 +17,7 @@
 #include "db/database.h"
 #include "db/leader.h"
 #include "fabric/loader.h"
+#include "service/api.h"
 #include "service/config.h"
 #include "service/daemon.h"
 #include "detectors/config.h"
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
   app.add_option("--policy", s.policy_path, "remediation policy (default: data/remediation.json)");
   app.add_option("--name", s.name, "this daemon's name in the leader row and its actions (default: HOST:PID)");
   app.add_option("--snapshot-retention", s.snapshot_retention_days, "days snapshots are kept (0: forever)");
+  std::string api_token;
+  app.add_option("--api-token", api_token,
+                 "bearer token for decisions over HTTP (approve, reject, repaired, breaker reset); none: CLI only");
   bool no_standby = false;
   app.add_flag("--no-standby", no_standby, "exit (status 3) instead of waiting when another medicd leads");
   bool no_probe = false;
@@ -144,6 +148,7 @@ int main(int argc, char** argv) {
     asio::io_context http_io;
     std::unique_ptr<HttpServer> http;
     std::thread http_thread;
+    service::Api api(s.db_url, api_token);
     if (!s.http_listen.empty()) {
       const auto hp = parse_host_port(s.http_listen);
       if (!hp) throw std::invalid_argument("--http " + s.http_listen + ": expected ADDR:PORT");
@@ -156,6 +161,7 @@ int main(int argc, char** argv) {
                                               resp.body = daemon.metrics().render_prometheus();
                                               return resp;
                                             }
+                                            if (auto a = api.handle(r)) return std::move(*a);
                                             return HttpResponse::text(404, "not found");
                                           });
       http->start();
