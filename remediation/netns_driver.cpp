@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -56,8 +57,8 @@ std::optional<std::string> text_of(const json& v) {
 
 // Route metrics `ip route replace` takes back as plain integers. Others ("rtt" is printed
 // in its own unit, "features", "congctl") make the route one we leave alone. A locked
-// metric ("mtu lock 1400") prints the same as an unlocked one in JSON, so a lock is lost
-// when such a route is rewritten.
+// metric ("mtu lock 1400") prints the same as an unlocked one in JSON: the driver reads
+// such routes once more as text (shows_locked_metric) and leaves locked ones alone.
 const std::vector<std::string> kIntegerMetrics = {"mtu",      "advmss",   "window",   "cwnd",
                                                   "ssthresh", "reordering", "hoplimit", "initcwnd",
                                                   "initrwnd", "quickack", "fastopen_no_cookie"};
@@ -69,27 +70,33 @@ bool Route::same_key(int f, const std::string& d, const std::string& t, int64_t 
 }
 
 Result<std::vector<Route>> parse_routes(const std::string& json_text, int family) {
-  const std::string where = "ip -j route";
   const json doc = json::parse(json_text, nullptr, false);
-  if (doc.is_discarded()) return Error{where + ": output is not valid JSON"};
-  if (!doc.is_array()) return Error{where + ": expected an array, got " + std::string(doc.type_name())};
+  if (doc.is_discarded()) return Error{"output is not valid JSON"};
+  if (!doc.is_array()) return Error{"expected an array, got " + std::string(doc.type_name())};
   std::vector<Route> routes;
   routes.reserve(doc.size());
   for (size_t i = 0; i < doc.size(); ++i) {
     const json& e = doc[i];
-    const std::string at = where + ": [" + std::to_string(i) + "]";
+    const std::string at = "[" + std::to_string(i) + "]";
     if (!e.is_object()) return Error{at + ": expected an object, got " + std::string(e.type_name())};
     const auto d = e.find("dst");
-    if (d == e.end() || !d->is_string()) return Error{at + ": no \"dst\" string"};
+    if (d == e.end() || !d->is_string() || d->get<std::string>().empty()) return Error{at + ": no \"dst\" string"};
     Route r;
     r.family = family;
     r.dst = d->get<std::string>();
     const std::string rat = at + " (" + r.dst + ")";
     std::string gateway, dev;
-    bool have_single = false, have_multi = false, route_onlink = false;
+    bool have_single = false, have_multi = false, route_onlink = false, route_down = false;
     auto unsupported = [&r](const std::string& why) {
       if (r.unsupported.empty()) r.unsupported = why;
     };
+    // The prefix goes back to `ip route replace` as one argument: only "default" or an
+    // address with its length, never something `ip` could read as a keyword.
+    if (r.dst != "default" && !std::all_of(r.dst.begin(), r.dst.end(), [](char c) {
+          return std::isxdigit(static_cast<unsigned char>(c)) || c == '.' || c == ':' || c == '/';
+        })) {
+      unsupported("destination " + quote(r.dst));
+    }
     for (const auto& [key, v] : e.items()) {
       if (key == "dst") continue;
       if (key == "metric") {
@@ -100,7 +107,10 @@ Result<std::vector<Route>> parse_routes(const std::string& json_text, int family
         r.has_metric = true;
       } else if (key == "tos" || key == "protocol" || key == "scope" || key == "prefsrc" || key == "pref" ||
                  key == "type" || key == "table" || key == "gateway" || key == "dev") {
-        const auto t = text_of(v);
+        // Names `ip` could print as numbers (an unnamed protocol, scope or table) become text;
+        // addresses and devices must be strings.
+        const bool named = key == "tos" || key == "protocol" || key == "scope" || key == "type" || key == "table";
+        const auto t = named ? text_of(v) : (v.is_string() ? std::optional<std::string>(v.get<std::string>()) : std::nullopt);
         if (!t) return Error{rat + ": \"" + key + "\": expected a string, got " + std::string(v.type_name())};
         if (key == "tos") r.tos = *t;
         if (key == "protocol") r.protocol = *t;
@@ -120,7 +130,10 @@ Result<std::vector<Route>> parse_routes(const std::string& json_text, int family
       } else if (key == "flags") {
         if (!v.is_array()) return Error{rat + ": \"flags\": expected an array, got " + std::string(v.type_name())};
         for (const json& f : v) {
-          if (f.is_string() && f.get<std::string>() == "onlink") route_onlink = true;
+          if (!f.is_string()) continue;
+          const std::string flag = f.get<std::string>();
+          if (flag == "onlink") route_onlink = true;
+          if (flag == "dead" || flag == "linkdown") route_down = true;
         }
       } else if (key == "metrics") {
         if (!v.is_array()) return Error{rat + ": \"metrics\": expected an array, got " + std::string(v.type_name())};
@@ -142,23 +155,26 @@ Result<std::vector<Route>> parse_routes(const std::string& json_text, int family
           const std::string hat = rat + ": nexthops[" + std::to_string(k) + "]";
           if (!h.is_object()) return Error{hat + ": expected an object, got " + std::string(h.type_name())};
           const auto hd = h.find("dev");
-          if (hd == h.end() || !hd->is_string()) return Error{hat + " has no \"dev\" string"};
+          if (hd == h.end() || !hd->is_string()) return Error{hat + ": no \"dev\" string"};
           NextHop nh;
           nh.dev = hd->get<std::string>();
           for (const auto& [hk, hv] : h.items()) {
             if (hk == "dev") continue;
             if (hk == "gateway") {
-              if (!hv.is_string()) return Error{hat + ".gateway: expected a string, got " + std::string(hv.type_name())};
+              if (!hv.is_string()) return Error{hat + ": \"gateway\": expected a string, got " + std::string(hv.type_name())};
               nh.gateway = hv.get<std::string>();
             } else if (hk == "weight") {
               if (!hv.is_number_integer() || hv.get<int64_t>() < 1 || hv.get<int64_t>() > 256) {
-                return Error{hat + ".weight: expected an integer 1..256, got " + hv.dump()};
+                return Error{hat + ": \"weight\": expected an integer 1..256, got " + hv.dump()};
               }
               nh.weight = static_cast<int>(hv.get<int64_t>());
             } else if (hk == "flags") {
-              if (!hv.is_array()) return Error{hat + ".flags: expected an array, got " + std::string(hv.type_name())};
+              if (!hv.is_array()) return Error{hat + ": \"flags\": expected an array, got " + std::string(hv.type_name())};
               for (const json& f : hv) {
-                if (f.is_string() && f.get<std::string>() == "onlink") nh.onlink = true;
+                if (!f.is_string()) continue;
+                const std::string flag = f.get<std::string>();
+                if (flag == "onlink") nh.onlink = true;
+                if (flag == "dead" || flag == "linkdown") nh.down = true;
               }
             } else {
               unsupported("nexthop " + hk);  // via (another family), encap, realms, ...
@@ -172,7 +188,7 @@ Result<std::vector<Route>> parse_routes(const std::string& json_text, int family
         unsupported(key);
       }
     }
-    if (!have_multi && have_single) r.nexthops.push_back(NextHop{gateway, dev, 1, route_onlink});
+    if (!have_multi && have_single) r.nexthops.push_back(NextHop{gateway, dev, 1, route_onlink, route_down});
     routes.push_back(std::move(r));
   }
   return routes;
@@ -189,6 +205,12 @@ DrainPlan plan_drain(const std::vector<Route>& routes, const std::string& interf
     if (r.multipath() && elsewhere) {
       if (!r.unsupported.empty()) {
         plan.skipped.push_back(describe(r.family, r.dst) + ": " + r.unsupported);
+        continue;
+      }
+      const bool alive_elsewhere = std::any_of(r.nexthops.begin(), r.nexthops.end(),
+                                               [&](const NextHop& h) { return h.dev != interface && !h.down; });
+      if (!alive_elsewhere) {
+        plan.skipped.push_back(describe(r.family, r.dst) + ": every other next hop is down");
         continue;
       }
       RouteEdit edit{r, {}, {}};
@@ -209,6 +231,17 @@ DrainPlan plan_drain(const std::vector<Route>& routes, const std::string& interf
 bool is_multipath_member(const std::vector<Route>& routes, const std::string& interface) {
   const DrainPlan plan = plan_drain(routes, interface);
   return !plan.edits.empty() || !plan.skipped.empty();
+}
+
+bool shows_locked_metric(const std::string& ip_route_text) {
+  // "198.18.9.0/24 mtu lock 1400 advmss 1300": a metric keyword followed by "lock".
+  std::istringstream in(ip_route_text);
+  std::string prev, word;
+  while (in >> word) {
+    if (word == "lock" && has(kIntegerMetrics, prev)) return true;
+    prev = word;
+  }
+  return false;
 }
 
 std::vector<std::string> replace_args(const Route& route, const std::vector<NextHop>& hops) {
@@ -428,18 +461,18 @@ UndrainPlan plan_undrain(const std::vector<Route>& routes, const SavedDrain& sav
 
 Result<LinkState> parse_link(const std::string& json_text) {
   const json doc = json::parse(json_text, nullptr, false);
-  if (doc.is_discarded()) return Error{"ip -j link: output is not valid JSON"};
+  if (doc.is_discarded()) return Error{"output is not valid JSON"};
   if (!doc.is_array() || doc.size() != 1 || !doc[0].is_object()) {
-    return Error{"ip -j link: expected an array of one interface, got " + doc.dump().substr(0, 80)};
+    return Error{"expected an array of one interface, got " + doc.dump().substr(0, 80)};
   }
   const json& l = doc[0];
   LinkState s;
   if (const auto o = l.find("operstate"); o != l.end()) {
-    if (!o->is_string()) return Error{"ip -j link: \"operstate\": expected a string"};
+    if (!o->is_string()) return Error{"\"operstate\": expected a string"};
     s.operstate = o->get<std::string>();
   }
   if (const auto f = l.find("flags"); f != l.end()) {
-    if (!f->is_array()) return Error{"ip -j link: \"flags\": expected an array"};
+    if (!f->is_array()) return Error{"\"flags\": expected an array"};
     for (const json& x : *f) {
       if (x.is_string()) s.flags.push_back(x.get<std::string>());
     }
@@ -577,6 +610,14 @@ std::string short_text(const std::string& s) {
   return t;
 }
 
+// "exit 2: Error: Nexthop has invalid gateway." (what `ip` said, trimmed).
+std::string exit_text(const netns::CommandOutput& r) {
+  const std::string err = short_text(r.err);
+  const std::string how =
+      r.exit_code >= 0 ? "exit " + std::to_string(r.exit_code) : "killed by signal " + std::to_string(-r.exit_code);
+  return how + (err.empty() ? "" : ": " + err);
+}
+
 // The file and its directory entry are on disk before this returns.
 Status fsync_dir(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -608,61 +649,73 @@ std::string NetnsDriver::state_file(const std::string& interface) const {
   return state_dir_ + "/" + netns_ + "/" + interface + ".json";
 }
 
+Error NetnsDriver::failure(const char* op, const std::string& interface, const std::string& what) const {
+  const std::string name = netns::valid_interface_name(interface) ? interface : quote(interface);
+  return Error{device_ + ": " + op + " " + name + ": " + what};
+}
+
+std::string NetnsDriver::command_text(const std::vector<std::string>& args) const {
+  return "ip -n " + netns_ + " " + join(args, " ");
+}
+
 Result<netns::CommandOutput> NetnsDriver::run_ip(const std::vector<std::string>& args) {
-  const std::string cmd = "ip -n " + netns_ + " " + join(args, " ");
-  if (ip_binary_.empty()) return Error{cmd + ": ip (iproute2) not found in /usr/sbin, /sbin, /usr/bin or /bin"};
+  if (ip_binary_.empty()) {
+    return Error{command_text(args) + ": ip (iproute2) not found in /usr/sbin, /sbin, /usr/bin or /bin"};
+  }
   std::vector<std::string> argv = {ip_binary_, "-n", netns_};
   argv.insert(argv.end(), args.begin(), args.end());
   auto r = netns::run_command(argv, timeout_);
-  if (!r.ok()) return Error{cmd + ": " + r.error()};
+  if (!r.ok()) return Error{command_text(args) + ": " + r.error()};
   return r;
 }
 
 Result<std::string> NetnsDriver::ip(const std::vector<std::string>& args) {
   auto r = run_ip(args);
   if (!r.ok()) return Error{r.error()};
-  if (r->exit_code != 0) {
-    const std::string err = short_text(r->err);
-    return Error{"ip -n " + netns_ + " " + join(args, " ") + ": exit " + std::to_string(r->exit_code) +
-                 (err.empty() ? "" : ": " + err)};
-  }
+  if (r->exit_code != 0) return Error{command_text(args) + ": " + exit_text(*r)};
   return std::move(r->out);
 }
 
 Result<netns::LinkState> NetnsDriver::read_link(const std::string& interface) {
-  auto r = run_ip({"-j", "link", "show", "dev", interface});
+  const std::vector<std::string> args = {"-j", "link", "show", "dev", interface};
+  auto r = run_ip(args);
   if (!r.ok()) return Error{r.error()};
   if (r->exit_code != 0) {
     if (r->err.find("does not exist") != std::string::npos) {
-      return Error{"interface " + interface + " not found in namespace " + netns_};
+      return Error{"no interface " + interface + " in namespace " + netns_};
     }
-    if (r->err.find("Cannot open network namespace") != std::string::npos) {
-      return Error{"namespace " + netns_ + " not found"};
-    }
-    const std::string err = short_text(r->err);
-    return Error{"ip -n " + netns_ + " -j link show dev " + interface + ": exit " + std::to_string(r->exit_code) +
-                 (err.empty() ? "" : ": " + err)};
+    return Error{command_text(args) + ": " + exit_text(*r)};
   }
-  return netns::parse_link(r->out);
+  auto link = netns::parse_link(r->out);
+  if (!link.ok()) return Error{command_text(args) + ": " + link.error()};
+  return link;
 }
 
 Result<std::vector<netns::Route>> NetnsDriver::read_routes() {
   std::vector<netns::Route> all;
   for (const int family : {4, 6}) {
-    const std::vector<std::string> args = {"-j", family == 4 ? "-4" : "-6", "route", "show", "table", "main"};
+    const std::string fam = family == 4 ? "-4" : "-6";
+    const std::vector<std::string> args = {"-j", fam, "route", "show", "table", "main"};
     auto r = run_ip(args);
     if (!r.ok()) return Error{r.error()};
     if (r->exit_code != 0) {
       if (family == 6 && r->err.find("not supported") != std::string::npos) continue;  // a kernel without IPv6
-      const std::string err = short_text(r->err);
-      return Error{"ip -n " + netns_ + " " + join(args, " ") + ": exit " + std::to_string(r->exit_code) +
-                   (err.empty() ? "" : ": " + err)};
+      return Error{command_text(args) + ": " + exit_text(*r)};
     }
     // `ip -j` prints nothing at all for an empty table.
     if (trim(r->out).empty()) continue;
     auto routes = netns::parse_routes(r->out, family);
-    if (!routes.ok()) return Error{routes.error()};
-    for (auto& route : *routes) all.push_back(std::move(route));
+    if (!routes.ok()) return Error{command_text(args) + ": " + routes.error()};
+    for (auto& route : *routes) {
+      // The JSON hides metric locks: a route with metrics is read once more as text (rare:
+      // fabric routes seldom carry metrics) and left alone if it has a lock.
+      if (!route.metrics.empty() && route.unsupported.empty() && route.protocol != "kernel") {
+        auto text = ip({fam, "route", "show", "table", "main", "exact", route.dst});
+        if (!text.ok()) return Error{text.error()};
+        if (netns::shows_locked_metric(*text)) route.unsupported = "a locked metric";
+      }
+      all.push_back(std::move(route));
+    }
   }
   return all;
 }
@@ -675,9 +728,10 @@ Result<std::optional<netns::SavedDrain>> NetnsDriver::load_state(const std::stri
     return std::optional<netns::SavedDrain>{};
   }
   std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot read state file " + path + ": " + std::strerror(errno)};
   std::stringstream ss;
   ss << in.rdbuf();
-  if (!in) return Error{"cannot read state file " + path};
+  if (in.bad()) return Error{"cannot read state file " + path};
   auto saved = netns::parse_saved(ss.str());
   if (!saved.ok()) return Error{"state file " + path + ": " + saved.error()};
   if (saved->interface != interface || saved->netns != netns_) {
@@ -703,7 +757,7 @@ Status NetnsDriver::write_state(const netns::SavedDrain& saved) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const std::string why = std::strerror(errno);
+      const std::string why = n < 0 ? std::strerror(errno) : "short write";
       ::close(fd);
       ::unlink(tmp.c_str());
       return Error{"cannot write state file " + tmp + ": " + why};
@@ -734,9 +788,11 @@ Status NetnsDriver::remove_state(const std::string& interface) {
 }
 
 Result<netns::LinkState> NetnsDriver::check(const std::string& interface) {
-  if (!netns::valid_interface_name(interface)) return Error{"invalid interface name " + quote(interface)};
+  if (!netns::valid_interface_name(interface)) return Error{"invalid interface name"};
   struct stat st;
-  if (::stat(("/var/run/netns/" + netns_).c_str(), &st) != 0) return Error{"namespace " + netns_ + " not found"};
+  if (::stat(("/var/run/netns/" + netns_).c_str(), &st) != 0) {
+    return Error{"namespace " + netns_ + " not found (no /var/run/netns/" + netns_ + ")"};
+  }
   return read_link(interface);
 }
 
@@ -745,6 +801,7 @@ Result<InterfaceState> NetnsDriver::state_of(const std::string& interface, const
   if (!routes.ok()) return Error{routes.error()};
   std::error_code ec;
   const bool recorded = std::filesystem::exists(state_file(interface), ec);
+  if (ec) return Error{"state file " + state_file(interface) + ": " + ec.message()};
   // Drained: out of every multipath route, and drained by us (a state file says what to put
   // back). An interface that is no ECMP member but was never drained is undrained.
   return InterfaceState{interface, recorded && !netns::is_multipath_member(*routes, interface), netns::oper_up(link)};
@@ -753,25 +810,31 @@ Result<InterfaceState> NetnsDriver::state_of(const std::string& interface, const
 Result<InterfaceState> NetnsDriver::get_state(const std::string& interface) {
   std::lock_guard lock(mu_);
   auto link = check(interface);
-  if (!link.ok()) return Error{device_ + ": " + link.error()};
+  if (!link.ok()) return failure("get_state", interface, link.error());
   auto st = state_of(interface, *link);
-  if (!st.ok()) return Error{device_ + ": " + st.error()};
+  if (!st.ok()) return failure("get_state", interface, st.error());
   return st;
 }
 
 Result<InterfaceState> NetnsDriver::drain(const std::string& interface) {
   std::lock_guard lock(mu_);
-  const auto fail = [this](const std::string& m) { return Error{device_ + ": " + m}; };
+  const auto fail = [&](const std::string& m) { return failure("drain", interface, m); };
   auto link = check(interface);
   if (!link.ok()) return fail(link.error());
   auto routes = read_routes();
   if (!routes.ok()) return fail(routes.error());
   const netns::DrainPlan plan = netns::plan_drain(*routes, interface);
+  // All or nothing: an interface that would stay in some ECMP route (one `ip route replace`
+  // cannot reproduce, or one whose other next hops are down) is not drained at all.
+  if (!plan.skipped.empty()) {
+    return fail("still in route(s) that cannot be rewritten: " + join(plan.skipped, "; ") + " (nothing changed)");
+  }
   auto saved = load_state(interface);
   if (!saved.ok()) return fail(saved.error());  // a damaged record is never overwritten
   const bool had_record = saved->has_value();
   const netns::SavedDrain merged = netns::merge(*saved, plan, device_, netns_, interface);
-  // The record goes to disk before the first route changes.
+  // The record goes to disk before the first route changes: a crash anywhere after this
+  // leaves a record an undrain restores from.
   if (!had_record || merged != **saved) {
     if (auto st = write_state(merged); !st.ok()) return fail(st.error());
   }
@@ -785,11 +848,8 @@ Result<InterfaceState> NetnsDriver::drain(const std::string& interface) {
   }
   if (!failures.empty()) {
     // The record stays: undrain puts back whatever was removed.
-    return fail("drain " + interface + ": " + std::to_string(failures.size()) + " of " +
-                std::to_string(plan.edits.size()) + " route(s) not rewritten: " + failures.front());
-  }
-  if (!plan.skipped.empty()) {
-    return fail("drain " + interface + ": still in route(s) that cannot be rewritten: " + join(plan.skipped, "; "));
+    return fail(std::to_string(failures.size()) + " of " + std::to_string(plan.edits.size()) +
+                " route(s) not rewritten: " + failures.front());
   }
   auto st = state_of(interface, *link);
   if (!st.ok()) return fail(st.error());
@@ -798,11 +858,12 @@ Result<InterfaceState> NetnsDriver::drain(const std::string& interface) {
 
 Result<InterfaceState> NetnsDriver::undrain(const std::string& interface) {
   std::lock_guard lock(mu_);
-  const auto fail = [this](const std::string& m) { return Error{device_ + ": " + m}; };
+  const auto fail = [&](const std::string& m) { return failure("undrain", interface, m); };
   auto link = check(interface);
   if (!link.ok()) return fail(link.error());
   auto saved = load_state(interface);
   if (!saved.ok()) return fail(saved.error());
+  // No record: never drained by us, or undrained already. Nothing to put back.
   if (saved->has_value()) {
     auto routes = read_routes();
     if (!routes.ok()) return fail(routes.error());
@@ -817,8 +878,8 @@ Result<InterfaceState> NetnsDriver::undrain(const std::string& interface) {
     }
     if (!failures.empty()) {
       // The record stays so that a retry restores the rest.
-      return fail("undrain " + interface + ": " + std::to_string(failures.size()) + " of " +
-                  std::to_string(plan.restores.size()) + " route(s) not restored: " + failures.front());
+      return fail(std::to_string(failures.size()) + " of " + std::to_string(plan.restores.size()) +
+                  " route(s) not restored: " + failures.front());
     }
     if (auto st = remove_state(interface); !st.ok()) return fail(st.error());
     spdlog::info("{}: undrained {} in namespace {}: {} route(s) restored", device_, interface, netns_,

@@ -4,7 +4,10 @@
 // link stays up and keeps its addresses, so it can still be probed (DESIGN: drain).
 //
 // What was removed is written to a state file first (/run/medic-netns/NS/IF.json), so an
-// undrain after a crash of the caller restores exactly those next hops.
+// undrain after a crash of the caller restores exactly those next hops. Routes the interface
+// is the only way out of are left alone (removing them would blackhole, not move, their
+// traffic). A drain that could not take the interface out of every multipath route changes
+// nothing and fails. Errors read "DEVICE: drain IF: ...", with the `ip` command and its stderr.
 #pragma once
 
 #include <chrono>
@@ -30,8 +33,13 @@ struct NextHop {
   std::string dev;
   int weight = 1;
   bool onlink = false;
+  // Flagged "dead" or "linkdown" by the kernel: state, not configuration, so it is neither
+  // saved in the state file nor compared.
+  bool down = false;
   bool same_path(const NextHop& o) const { return dev == o.dev && gateway == o.gateway; }
-  bool operator==(const NextHop&) const = default;
+  bool operator==(const NextHop& o) const {
+    return gateway == o.gateway && dev == o.dev && weight == o.weight && onlink == o.onlink;
+  }
 };
 
 // One route of the main table as `ip -j route show table main` prints it.
@@ -50,7 +58,8 @@ struct Route {
   bool same_key(int family, const std::string& dst, const std::string& tos, int64_t metric) const;
 };
 
-// family 4 or 6. Errors are exact: `ip -j route: [2] (198.18.2.0/31): nexthops[1] has no "dev" string`.
+// family 4 or 6. Errors are exact and say where: `[2] (198.18.2.0/31): nexthops[1]: no "dev" string`
+// (the driver puts the command in front).
 Result<std::vector<Route>> parse_routes(const std::string& json_text, int family);
 
 struct RouteEdit {
@@ -65,13 +74,20 @@ struct DrainPlan {
   // left alone, because removing them would blackhole their traffic.
   std::vector<std::string> single_path;
   // Multipath routes through the interface that `ip route replace` cannot reproduce
-  // faithfully (nexthop objects, encapsulation, expiry, ...): "DST: reason".
+  // faithfully (nexthop objects, encapsulation, expiry, a locked metric, ...) or whose other
+  // next hops are all down: "DST: reason". Any of them and the drain changes nothing.
   std::vector<std::string> skipped;
 };
 
+// A multipath route whose every other next hop is down is skipped too: taking the interface
+// out would move its traffic onto a dead link.
 DrainPlan plan_drain(const std::vector<Route>& routes, const std::string& interface);
 // The interface is still a member of a multipath route drain would take it out of.
 bool is_multipath_member(const std::vector<Route>& routes, const std::string& interface);
+
+// `ip -j` prints a locked metric ("mtu lock 1400") like an unlocked one, so a rewrite would
+// drop the lock. This reads the text form of `ip route show exact DST` for it.
+bool shows_locked_metric(const std::string& ip_route_text);
 
 // Arguments after `ip -n NS`: {"-4", "route", "replace", DST, ..., "nexthop", "via", GW, "dev", IF,
 // "weight", "1", ...}, keeping the route's tos, protocol, scope, metric, source, preference and metrics.
@@ -121,7 +137,7 @@ struct LinkState {
   std::string operstate;            // "UP", "DOWN", "UNKNOWN", ...
   std::vector<std::string> flags;   // "UP", "LOWER_UP", ...
 };
-// `ip -j link show dev IF`.
+// `ip -j link show dev IF`. Errors as parse_routes'.
 Result<LinkState> parse_link(const std::string& json_text);
 // operstate UP, or UNKNOWN with LOWER_UP (drivers that report no operstate).
 bool oper_up(const LinkState& link);
@@ -155,6 +171,9 @@ class NetnsDriver final : public Driver {
   std::string state_file(const std::string& interface) const;
 
  private:
+  // "DEVICE: OP IF: WHAT", the one form of every error this driver returns.
+  Error failure(const char* op, const std::string& interface, const std::string& what) const;
+  std::string command_text(const std::vector<std::string>& args) const;  // "ip -n NS ARGS"
   Result<netns::CommandOutput> run_ip(const std::vector<std::string>& args);
   Result<std::string> ip(const std::vector<std::string>& args);  // stdout; a failure is an Error
   Result<netns::LinkState> read_link(const std::string& interface);
