@@ -51,6 +51,8 @@ GroupReading read_group(const FabricState& st, fabric::GroupId g) {
 }
 
 Snapshot empty_snapshot(const FabricState& st, std::string scope, std::string reason) {
+  // Group and link ids are the capacity model's: it must model this very topology.
+  assert(&st.capacity.topology() == &st.topology);
   Snapshot s;
   s.scope = std::move(scope);
   s.reason = std::move(reason);

@@ -16,6 +16,10 @@ using telemetry::Counter;
 namespace {
 
 constexpr double kEpsilon = 1e-12;
+// Below these, discards and pause frames are what load does to a healthy port: the
+// corruption detector's discard rate and the PFC detector's pause rate (data/detectors.json).
+constexpr double kDiscardShare = 1e-6;
+constexpr double kPauseRate = 500;
 
 // Counters whose every increase is a symptom (flaps, errors, drops, pauses); the other
 // monotonic counters move with traffic.
@@ -171,6 +175,11 @@ bool CounterChange::notable() const {
     case Counter::laser_bias_ma: return std::fabs(d) >= 1.0 - kEpsilon;
     case Counter::pre_fec_ber:
       return (*after > 0 && *after >= 10 * *before) || (*before > 0 && *before >= 10 * *after);
+    case Counter::rx_discards:
+    case Counter::tx_discards:
+      return d > 0 && (!packets || *packets <= 0 || d >= kDiscardShare * *packets);
+    case Counter::rx_pause:
+    case Counter::tx_pause: return d > 0 && (interval_s <= 0 || d >= kPauseRate * interval_s);
     default: return is_fault_counter(counter) && d > 0;
   }
 }
@@ -210,6 +219,15 @@ SnapshotDiff diff(const Snapshot& a, const Snapshot& b) {
       ch.counter = counter;
       if (ha) ch.before = pa.get(counter);
       if (hb) ch.after = pb.get(counter);
+      // What the load did meanwhile (an unknown or reset packet counter says nothing).
+      const Counter packets = counter == Counter::rx_discards   ? Counter::rx_packets
+                              : counter == Counter::tx_discards ? Counter::tx_packets
+                                                                : Counter::kCount;
+      if (packets != Counter::kCount && pa.has(packets) && pb.has(packets) && pb.get(packets) >= pa.get(packets)) {
+        ch.packets = pb.get(packets) - pa.get(packets);
+      }
+      const Time ta = pa.sampled_at.value_or(a.taken_at), tb = pb.sampled_at.value_or(b.taken_at);
+      ch.interval_s = std::fabs(seconds(tb - ta));
       c.counters.push_back(ch);
     }
     if (c.counters.empty() && c.oper_before == c.oper_after && c.drained_before == c.drained_after) continue;
@@ -297,11 +315,17 @@ std::string render_text(const SnapshotDiff& d) {
   out += ref_line("from ", d.a) + "\n";
   out += ref_line("to   ", d.b) + "\n";
   const Duration apart = d.b.taken_at - d.a.taken_at;
-  out += format_duration(apart) + (apart.count() < 0 ? " earlier" : " later") + "; " +
+  // "5.0s earlier", not "-5.0s earlier": the word carries the sign.
+  out += format_duration(apart.count() < 0 ? -apart : apart) + (apart.count() < 0 ? " earlier" : " later") + "; " +
          std::to_string(d.ports_compared) + " ports and " + std::to_string(d.groups_compared) +
          " capacity groups in both\n";
   if (d.empty()) {
-    out += "no changes\n";
+    out += "no changes";
+    if (d.ports_only_in_a || d.ports_only_in_b) {
+      out += " (" + std::to_string(d.ports_only_in_a) + " ports only in the first, " +
+             std::to_string(d.ports_only_in_b) + " only in the second: not compared)";
+    }
+    out += "\n";
     return out;
   }
 

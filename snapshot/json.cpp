@@ -19,7 +19,10 @@ json port_json(const PortReading& p) {
   json counters = json::object();
   for (size_t c = 0; c < telemetry::kCounterCount; ++c) {
     const auto counter = static_cast<telemetry::Counter>(c);
-    if (p.has(counter)) counters[std::string(telemetry::to_string(counter))] = p.get(counter);
+    // A non-finite value is not a reading: JSON has no spelling for it (it would be null).
+    if (p.has(counter) && std::isfinite(p.get(counter))) {
+      counters[std::string(telemetry::to_string(counter))] = p.get(counter);
+    }
   }
   return {{"device", p.device},
           {"port", p.port},
@@ -143,7 +146,7 @@ class Reader {
     const json* v = field(obj, path, key, true);
     if (!v->is_number()) fail(path + "." + key, std::string("expected a number, got ") + json_type_name(*v));
     const double d = v->get<double>();
-    if (!(d >= min)) fail(path + "." + key, "must not be below " + json(min).dump() + ", got " + v->dump());
+    if (!(d >= min)) fail(path + "." + key, "must not be below " + format_number(min) + ", got " + v->dump());
     return d;
   }
 
@@ -180,7 +183,9 @@ PortReading read_port(const Reader& r, const json& v, const std::string& path) {
   if (p.port.empty()) r.fail(path + ".port", "must not be empty");
   p.link = r.opt_text(v, path, "link");
   const json* oper = r.field(v, path, "oper", true);
-  if (!oper->is_number_integer() || oper->get<int64_t>() < -1 || oper->get<int64_t>() > 1) {
+  // A huge unsigned number would wrap to -1 through get<int64_t>: only signed ones can be -1.
+  if (!oper->is_number_integer() || (oper->is_number_unsigned() && oper->get<uint64_t>() > 1) ||
+      oper->get<int64_t>() < -1 || oper->get<int64_t>() > 1) {
     r.fail(path + ".oper", "expected -1 (unknown), 0 (down) or 1 (up), got " + oper->dump());
   }
   p.oper = oper->get<int>();

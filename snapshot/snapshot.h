@@ -80,7 +80,7 @@ struct Snapshot {
 // its capacity model and the open incidents; `medic snapshot take` its own scrape.
 struct FabricState {
   const fabric::Topology& topology;
-  const remediation::CapacityModel& capacity;
+  const remediation::CapacityModel& capacity;  // a model of `topology` itself (same ids)
   // The port's latest readings (present == 0 when it never answered).
   std::function<const telemetry::PortSample&(fabric::PortId)> latest;
   // -1 unknown, 0 down, 1 up.
@@ -104,7 +104,8 @@ Snapshot capture_fabric(const FabricState& state, std::string reason);
 // How much a port's change matters, most first.
 enum class Importance : uint8_t {
   state,   // oper or drain state changed
-  fault,   // an error, discard, flap or pause counter rose, or a counter was reset
+  fault,   // an error or flap counter rose; discards rose by 1e-6 of the packets or more, pause
+           // frames at 500/s or more (the detectors' thresholds); or a counter was reset
   optics,  // an optical reading moved beyond its noise (>= 0.5 dB, 3 C, 1 mA, 10x BER)
   minor,   // only traffic counters or readings within their noise
 };
@@ -113,6 +114,11 @@ std::string_view to_string(Importance i);
 struct CounterChange {
   telemetry::Counter counter = telemetry::Counter::oper_up;
   std::optional<double> before, after;  // nullopt: not read in that snapshot
+  // Discards and pause frames also come with load; they are judged against the packets the
+  // port moved in the same direction meanwhile (nullopt: unknown) and the seconds between
+  // the two readings (0: unknown). diff fills both in.
+  std::optional<double> packets;
+  double interval_s = 0;
   double delta() const { return before && after ? *after - *before : 0.0; }
   // A monotonic counter that went down: the device restarted its counters.
   bool reset() const { return before && after && !telemetry::is_gauge(counter) && *after < *before; }
@@ -177,8 +183,8 @@ inline constexpr int kFormatVersion = 1;
 nlohmann::json to_json(const Snapshot& s);
 // Without "ports" (a fabric snapshot stores its ports as rows) and without "id".
 nlohmann::json to_json_without_ports(const Snapshot& s);
-// Exact errors: "SOURCE: $.ports[3].oper: expected -1, 0 or 1, got 2"; invalid JSON names
-// the line and column.
+// Exact errors: "SOURCE: $.ports[3].oper: expected -1 (unknown), 0 (down) or 1 (up), got 2";
+// invalid JSON names the line and column.
 Result<Snapshot> parse_snapshot(std::string_view text, const std::string& source);
 Result<Snapshot> from_json(const nlohmann::json& doc, const std::string& source);
 // The stored form: like from_json but "ports" may be absent (read from rows instead).
