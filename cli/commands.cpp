@@ -9,9 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/capacity.h"
 #include "cli/context.h"
+#include "cli/queue.h"
 #include "cli/record.h"
 #include "cli/replay.h"
+#include "cli/snapshot.h"
 #include "cli/table.h"
 #include "common/strings.h"
 #include "common/time.h"
@@ -783,6 +786,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   recc->add_option("--timeout", rec.timeout_s, "seconds before a device's answer is given up on")
       ->check(CLI::Range(0.05, 600.0));
   recc->callback([&] { action = [&] { return record(rec, out, err); }; });
+
+  // Command groups that register themselves from their own files.
+  CommandContext ctx{app, dbo, action, out, err};
+  add_capacity_commands(ctx);
+  add_snapshot_commands(ctx);
+  add_queue_commands(ctx);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -1,9 +1,9 @@
 #include "remediation/planner.h"
 
 #include <algorithm>
+#include <cassert>
+#include <cmath>
 #include <unordered_map>
-
-#include "common/strings.h"
 
 namespace medic::remediation {
 
@@ -16,27 +16,25 @@ class Overlay {
  public:
   explicit Overlay(const CapacityModel& m) : m_(m), t_(m.topology()) {}
 
-  // Whether `link` can be drained on top of what is chosen; the reason when not.
+  // Whether `link` can be drained on top of what is chosen; the reason when not. The same
+  // rules as CapacityModel::check_drain, with the chosen links counted as drained.
   bool fits(fabric::LinkId link, Refusal* refusal, std::string* reason) const {
-    const bool counted = m_.in_service(link);
-    const double speed = t_.link(link).speed_gbps;
+    // Already drained or held by a drain in flight: nothing changes.
+    if (m_.drained(link) || m_.reserved(link)) return true;
+    const int64_t speed = m_.in_service(link) ? m_.speed_mbps(link) : 0;
     for (const fabric::GroupId g : t_.groups_of(link)) {
       const auto& grp = t_.group(g);
-      const double after = (m_.available_gbps(g) - lost(g) - (counted ? speed : 0.0)) / grp.total_gbps;
-      if (after < grp.floor - kEpsilon) {
+      const double after = m_.fraction(g, m_.available_mbps(g) - lost(g) - speed);
+      if (below_floor(after, grp.floor)) {
         if (refusal) *refusal = Refusal::floor;
-        if (reason) *reason = grp.name + " would fall to " + format_percent(after) + " < floor " + format_percent(grp.floor);
+        if (reason) *reason = floor_reason(grp, after);
         return false;
       }
     }
-    if (m_.drained(link) || m_.reserved(link)) return true;
     const auto& budget = m_.budget();
     if (budget.fabric > 0 && m_.budget_used() + added_ + 1 > budget.fabric) {
       if (refusal) *refusal = Refusal::budget_fabric;
-      if (reason) {
-        *reason = "drain budget spent: " + std::to_string(m_.budget_used() + added_) +
-                  " links drained or draining fabric-wide (limit " + std::to_string(budget.fabric) + ")";
-      }
+      if (reason) *reason = budget_fabric_reason(m_.budget_used() + added_, budget.fabric);
       return false;
     }
     if (budget.per_switch > 0) {
@@ -47,10 +45,7 @@ class Overlay {
         const int used = m_.budget_used(d) + added(d);
         if (used + 1 > budget.per_switch) {
           if (refusal) *refusal = Refusal::budget_switch;
-          if (reason) {
-            *reason = "drain budget spent on " + t_.device(d).name + ": " + std::to_string(used) +
-                      " links drained or draining (limit " + std::to_string(budget.per_switch) + " per switch)";
-          }
+          if (reason) *reason = budget_switch_reason(t_.device(d).name, used, budget.per_switch);
           return false;
         }
       }
@@ -59,7 +54,7 @@ class Overlay {
   }
 
   void push(fabric::LinkId link) {
-    const double speed = m_.in_service(link) ? t_.link(link).speed_gbps : 0.0;
+    const int64_t speed = m_.in_service(link) ? m_.speed_mbps(link) : 0;
     for (const fabric::GroupId g : t_.groups_of(link)) lost_[g] += speed;
     if (!m_.drained(link) && !m_.reserved(link)) {
       ++added_;
@@ -69,7 +64,7 @@ class Overlay {
   }
 
   void pop(fabric::LinkId link) {
-    const double speed = m_.in_service(link) ? t_.link(link).speed_gbps : 0.0;
+    const int64_t speed = m_.in_service(link) ? m_.speed_mbps(link) : 0;
     for (const fabric::GroupId g : t_.groups_of(link)) lost_[g] -= speed;
     if (!m_.drained(link) && !m_.reserved(link)) {
       --added_;
@@ -79,9 +74,9 @@ class Overlay {
   }
 
  private:
-  double lost(fabric::GroupId g) const {
+  int64_t lost(fabric::GroupId g) const {
     const auto it = lost_.find(g);
-    return it == lost_.end() ? 0.0 : it->second;
+    return it == lost_.end() ? 0 : it->second;
   }
   int added(fabric::DeviceId d) const {
     const auto it = added_device_.find(d);
@@ -90,7 +85,7 @@ class Overlay {
 
   const CapacityModel& m_;
   const fabric::Topology& t_;
-  std::unordered_map<fabric::GroupId, double> lost_;
+  std::unordered_map<fabric::GroupId, int64_t> lost_;
   std::unordered_map<fabric::DeviceId, int> added_device_;
   int added_ = 0;
 };
@@ -132,25 +127,33 @@ struct Search {
 DrainPlan plan_drains(const CapacityModel& model, std::span<const DrainCandidate> candidates,
                       const PlannerOptions& options) {
   DrainPlan plan;
-  // One candidate per link (the highest loss), highest loss first, ties by incident id.
+  // One candidate per link: the highest loss, on a tie the oldest incident. A loss that is
+  // not a finite number or is below zero counts as none.
   std::vector<DrainCandidate> c;
-  for (const auto& x : candidates) {
-    auto it = std::find_if(c.begin(), c.end(), [&](const DrainCandidate& y) { return y.link == x.link; });
-    if (it == c.end()) {
+  c.reserve(candidates.size());
+  std::unordered_map<fabric::LinkId, size_t> by_link;
+  auto better = [](const DrainCandidate& a, const DrainCandidate& b) {
+    if (a.loss != b.loss) return a.loss > b.loss;
+    if (a.incident_id != b.incident_id) return a.incident_id < b.incident_id;
+    return a.link < b.link;
+  };
+  for (DrainCandidate x : candidates) {
+    assert(x.link < model.topology().links().size());
+    if (!std::isfinite(x.loss) || x.loss < 0) x.loss = 0;
+    const auto [it, fresh] = by_link.try_emplace(x.link, c.size());
+    if (fresh) {
       c.push_back(x);
-    } else if (x.loss > it->loss) {
-      *it = x;
+    } else if (better(x, c[it->second])) {
+      c[it->second] = x;
     }
   }
-  std::sort(c.begin(), c.end(), [](const DrainCandidate& a, const DrainCandidate& b) {
-    if (a.loss != b.loss) return a.loss > b.loss;
-    return a.incident_id < b.incident_id;
-  });
+  // Highest loss first, so the search's first answer is the greedy one.
+  std::sort(c.begin(), c.end(), better);
   Overlay overlay(model);
   std::vector<bool> chosen(c.size(), false);
   if (c.size() <= options.exact_limit) {
     Search s{c, std::vector<double>(c.size() + 1, 0.0), overlay, options.node_limit, {}, {}, -1, 0, false};
-    for (size_t i = c.size(); i-- > 0;) s.suffix[i] = s.suffix[i + 1] + std::max(0.0, c[i].loss);
+    for (size_t i = c.size(); i-- > 0;) s.suffix[i] = s.suffix[i + 1] + c[i].loss;
     s.run(0, 0.0);
     plan.nodes = s.nodes;
     plan.exact = !s.cut;

@@ -40,6 +40,11 @@ struct PlannerOptions {
   size_t node_limit = 200000;    // search nodes before settling for the best found
 };
 
+// Several candidates on one link count once: the highest loss, on a tie the oldest
+// incident. A loss that is not a finite number >= 0 counts as none; such candidates are
+// still drained when they fit after the others. Every candidate link ends up in `drain` or
+// in `wait`, with the rule that keeps it waiting once the chosen ones are drained. Plan
+// again whenever the model changes (a link back from repair frees capacity and budget).
 DrainPlan plan_drains(const CapacityModel& model, std::span<const DrainCandidate> candidates,
                       const PlannerOptions& options = {});
 

@@ -1,6 +1,9 @@
 #include "remediation/policy.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -70,10 +73,15 @@ std::string_view to_string(Mode m) { return m == Mode::automatic ? "auto" : "app
 
 namespace {
 
+// 0.1 -> "0.1", 2592000 -> "2592000" (not "2.592e+06").
+std::string bound(double v) {
+  return v == static_cast<double>(static_cast<int64_t>(v)) ? std::to_string(static_cast<int64_t>(v)) : format_number(v);
+}
+
 Duration seconds_field(const json& v, const std::string& path, double min_s, double max_s,
                        const std::function<void(const std::string&, const std::string&)>& fail) {
   if (!v.is_number() || v.get<double>() < min_s || v.get<double>() > max_s) {
-    fail(path, "expected seconds in [" + format_number(min_s) + ", " + format_number(max_s) + "], got " + v.dump());
+    fail(path, "expected seconds in [" + bound(min_s) + ", " + bound(max_s) + "], got " + v.dump());
   }
   return from_seconds(v.get<double>());
 }
@@ -97,16 +105,18 @@ RemediationPolicy RemediationPolicy::parse(std::string_view text, const std::str
   auto parsed = parse_json(text, source);
   if (!parsed) throw PolicyError(parsed.error());
   const json doc = std::move(*parsed);
-  if (!doc.is_object()) fail("$", "expected an object");
+  if (!doc.is_object()) fail("$", std::string("expected an object, got ") + json_type_name(doc));
   auto keys = [&](const json& o, const std::string& path, std::initializer_list<std::string_view> allowed) {
-    if (!o.is_object()) fail(path, "expected an object");
+    if (!o.is_object()) fail(path, std::string("expected an object, got ") + json_type_name(o));
     for (const auto& [k, v] : o.items()) {
       if (k == "comment") continue;
       if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) fail(path, "unknown key " + quote(k));
     }
   };
   keys(doc, "$", {"version", "classes", "rate_limits", "breaker", "verify", "validation"});
-  if (const auto v = doc.find("version"); v != doc.end() && *v != 1) fail("$.version", "only version 1 is known");
+  if (const auto v = doc.find("version"); v != doc.end() && (!v->is_number_integer() || *v != 1)) {
+    fail("$.version", "unsupported version " + v->dump() + " (this build reads version 1)");
+  }
   RemediationPolicy p;
   if (const auto c = doc.find("classes"); c != doc.end()) {
     if (!c->is_object()) fail("$.classes", "expected an object of class: \"auto\" or \"approval\"");
@@ -165,9 +175,10 @@ RemediationPolicy RemediationPolicy::parse(std::string_view text, const std::str
 
 RemediationPolicy RemediationPolicy::load_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw PolicyError(path + ": cannot open");
+  if (!in) throw PolicyError(path + ": cannot open: " + std::strerror(errno));
   std::stringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) throw PolicyError(path + ": read error");
   return parse(ss.str(), path);
 }
 
