@@ -200,6 +200,7 @@ class Database {
   Result<std::vector<slo::IncidentTimes>> incident_times(std::optional<Time> since);
 
   // --- The remediation workflow (db/remediation.cpp) ---
+  // Open link incidents, and dismissed ones whose link is still drained for them.
   Result<std::vector<CaseRow>> open_cases();
   Result<std::vector<UnfinishedAction>> unfinished_actions();
   Result<std::vector<std::pair<std::string, Time>>> drains_since(Time since);

@@ -27,7 +27,9 @@ Result<std::vector<CaseRow>> Database::open_cases() {
         "CASE WHEN state = 'pending_approval' THEN coalesce(approval_reason, '') ELSE coalesce(blocked_reason, '') END, "
         "coalesce(approved_by, ''), coalesce(loss_estimate, 0), validation_failures, " MEDIC_US("validating_since") ", "
         MEDIC_US("detected_at") " FROM incidents "
-        "WHERE state NOT IN ('closed', 'dismissed') AND link IS NOT NULL ORDER BY id");
+        "WHERE link IS NOT NULL AND (state NOT IN ('closed', 'dismissed') OR (state = 'dismissed' AND EXISTS ("
+        "SELECT 1 FROM links l WHERE l.name = incidents.link AND l.drain_state = 'drained' AND "
+        "l.drain_incident_id = incidents.id))) ORDER BY id");
     std::vector<CaseRow> out;
     out.reserve(r.size());
     for (const auto& row : r) {

@@ -199,6 +199,17 @@ std::vector<int64_t> Workflow::tick() {
   progress_inflight(now, closed);
   for (auto& [id, c] : cases_) {
     if (inflight_.count(c.rec.link) != 0) continue;
+    // An action finished but the incident's next state was not written (a crash, a store
+    // error): the link's recorded drain state says where the incident is, not a new action.
+    if (!capacity_.reserved(c.rec.link)) {
+      if (waiting_to_drain(c.rec.state) && capacity_.drained(c.rec.link)) {
+        set_state(c, IncidentState::mitigated, now);
+      } else if ((c.rec.state == IncidentState::validated || c.rec.state == IncidentState::undrained) &&
+                 !capacity_.drained(c.rec.link)) {
+        set_state(c, IncidentState::undrained, now);
+        set_state(c, IncidentState::closed, now);
+      }
+    }
     if (c.rec.state == IncidentState::mitigated) set_state(c, IncidentState::repair_requested, now);
     if (c.rec.state == IncidentState::repaired || c.rec.state == IncidentState::validating) progress_validation(c, now);
     if (c.rec.state == IncidentState::validated && !breaker_.open) start_undrain(c, now);
@@ -233,7 +244,7 @@ void Workflow::refresh_cases(Time now) {
   for (const auto& r : *rows) fresh[r.incident_id] = &r;
   for (auto& [id, c] : cases_) {
     const auto f = fresh.find(id);
-    if (f == fresh.end()) {
+    if (f == fresh.end() || f->second->state == IncidentState::dismissed) {
       // No longer open in the store: closed or dismissed by a person.
       if (c.rec.state != IncidentState::closed) c.rec.state = IncidentState::dismissed;
       continue;
@@ -311,7 +322,8 @@ void Workflow::progress_inflight(Time now, std::vector<int64_t>& closed) {
         finish(f, ActionEnd::succeeded, true, "", now);
         ++metrics_.drains_verified;
         spdlog::info("incident {}: drained {} and verified ({})", f.action.incident_id, name, f.steps.back());
-        if (c != nullptr) {
+        // Dismissed meanwhile: stays dismissed, and tick() puts the link back.
+        if (c != nullptr && c->rec.state != IncidentState::dismissed) {
           set_state(*c, IncidentState::mitigated, now);
           set_state(*c, IncidentState::repair_requested, now);
         }
@@ -335,7 +347,9 @@ void Workflow::progress_inflight(Time now, std::vector<int64_t>& closed) {
         ++metrics_.escalations;
         spdlog::error("incident {}: drain of {} not verified: {}; {}", f.action.incident_id, name, why,
                       undone ? "rolled back" : "rollback failed: " + out.error);
-        if (c != nullptr) set_state(*c, IncidentState::escalated, now, "drain not verified: " + why);
+        if (c != nullptr && c->rec.state != IncidentState::dismissed) {
+          set_state(*c, IncidentState::escalated, now, "drain not verified: " + why);
+        }
         done = true;
       }
     } else {

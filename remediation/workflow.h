@@ -72,6 +72,8 @@ std::string_view to_string(ActionEnd e);
 class RemediationStore {
  public:
   virtual ~RemediationStore() = default;
+  // Open link incidents, and dismissed ones whose link is still drained for them (the
+  // undrain is owed even when the dismissal came while no medicd ran).
   virtual Result<std::vector<CaseRecord>> open_cases() = 0;
   virtual Result<std::vector<ActionRecord>> unfinished_actions() = 0;
   // Drain starts (automatic ones) since `since`, for the rate limits after a restart.

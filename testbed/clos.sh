@@ -169,6 +169,15 @@ write_topology() {
   ]
 }
 JSON
+  # Two uplinks per ToR and two downlinks per spine: the default floors (75%) would forbid
+  # every drain, so the testbed's medicd runs with --capacity DIR/capacity.json.
+  cat >"$dir/capacity.json" <<JSON
+{
+  "version": 1,
+  "comment": "The testbed's floors: one of two links may be drained.",
+  "floors": {"tor_uplinks": 0.5, "spine_downlinks": 0.5, "spine_uplinks": null, "plane": null}
+}
+JSON
 }
 
 down() {

@@ -472,6 +472,43 @@ TEST_F(WorkflowTest, AnUndrainWhoseTrafficDoesNotReturnIsEscalatedNotDrainedAgai
   EXPECT_EQ(store.actions.size(), 2u);
 }
 
+TEST_F(WorkflowTest, AnIncidentDismissedWhileItsDrainIsVerifiedStaysDismissedAndTheLinkGoesBack) {
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  workflow().tick();
+  store.cases[7].state = IncidentState::dismissed;  // medic incidents reject 7, mid-verification
+  clock.advance(1s);
+  traffic_gone(l);
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "succeeded");
+  EXPECT_EQ(store.cases[7].state, IncidentState::dismissed);
+  ASSERT_EQ(store.actions.size(), 2u);
+  EXPECT_EQ(store.actions[1].rec.kind, ActionKind::undrain);
+  EXPECT_FALSE(drained_at_switch(l));
+}
+
+TEST_F(WorkflowTest, AResultWrittenWithoutTheIncidentsNextStateIsNotActedOnTwice) {
+  // A crash after the drain's result and before "mitigated": the link is drained, the
+  // incident still says triaged. No second drain; the incident catches up.
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  capacity.set_drained(l, true);
+  workflow().tick();
+  EXPECT_TRUE(store.actions.empty());
+  EXPECT_EQ(store.cases[7].state, IncidentState::repair_requested);
+  // And after an undrain's result without "undrained": closed, no second undrain.
+  store.cases[8] = store.cases[7];
+  store.cases.erase(7);
+  WorkflowTest::wf.reset();
+  store.cases[8].incident_id = 8;
+  store.cases[8].state = IncidentState::validated;
+  capacity.set_drained(l, false);
+  const auto closed = workflow().tick();
+  EXPECT_TRUE(store.actions.empty());
+  EXPECT_EQ(store.cases[8].state, IncidentState::closed);
+  EXPECT_EQ(closed, std::vector<int64_t>{8});
+}
+
 // ---------------------------------------------------------------------------------------
 // Reconciliation after a crash: the intent is in the store, the switch says what happened.
 

@@ -50,8 +50,8 @@ TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {
   testing::TestDatabase tdb;
   const std::string db = tdb.socket_url();
   testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
-                                        dir_.file("topology.json"), "--db", db, "--poll-interval", "0.5",
-                                        "--dry-run", "--no-probe"});
+                                        dir_.file("topology.json"), "--capacity", dir_.file("capacity.json"), "--db",
+                                        db, "--poll-interval", "0.5", "--dry-run", "--no-probe"});
   // Ready once the inventory is in and a few polls have made baselines.
   ASSERT_TRUE(testing::eventually(
       [&] {
@@ -102,8 +102,8 @@ TEST_F(Testbed, RealLossFromNftablesIsLocalizedToItsLink) {
   testing::TestDatabase tdb;
   const std::string db = tdb.socket_url();
   testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
-                                        dir_.file("topology.json"), "--db", db, "--poll-interval", "0.5", "--dry-run",
-                                        "--probe-round", "1", "--probe-per-round", "30", "--probe-timeout", "0.5",
+                                        dir_.file("topology.json"), "--capacity", dir_.file("capacity.json"), "--db",
+                                        db, "--poll-interval", "0.5", "--dry-run", "--probe-round", "1", "--probe-per-round", "30", "--probe-timeout", "0.5",
                                         "--probe-paths-unknown"});
   ASSERT_TRUE(testing::eventually([&] { return medicd.output().find("medicd ready") != std::string::npos; }, 60s))
       << medicd.output();
