@@ -61,15 +61,9 @@ std::string database_url(const DbOption& dbo) {
 // wrong and returns nullptr on failure.
 std::unique_ptr<View> load_view(const CapacityArgs& a, std::ostream& err) {
   auto v = std::make_unique<View>();
-  fabric::Topology own;
-  try {
-    own = fabric::load_topology_file(a.topology);
-  } catch (const fabric::TopologyError& e) {
-    for (const auto& p : e.problems()) err << p << '\n';
-    err << "medic: " << a.topology << ": " << e.problems().size() << " problem" << (e.problems().size() == 1 ? "" : "s")
-        << "\n";
-    return nullptr;
-  }
+  auto loaded = load_topology_reporting(a.topology, err);
+  if (!loaded) return nullptr;
+  fabric::Topology own = std::move(*loaded);
   try {
     v->config = remediation::CapacityConfig::load_file(
         a.capacity.empty() ? service::default_data_dir() + "/capacity.json" : a.capacity);

@@ -85,15 +85,9 @@ int cmd_fabric_gen(const std::string& preset_name, const std::string& base_url, 
 }
 
 int cmd_fabric_check(const std::string& file, bool as_json, std::ostream& out, std::ostream& err) {
-  fabric::Topology t;
-  try {
-    t = fabric::load_topology_file(file);
-  } catch (const fabric::TopologyError& e) {
-    for (const auto& p : e.problems()) err << p << '\n';
-    err << "medic: " << file << ": " << e.problems().size() << " problem" << (e.problems().size() == 1 ? "" : "s")
-        << "\n";
-    return 1;
-  }
+  auto loaded = load_topology_reporting(file, err);
+  if (!loaded) return 1;
+  fabric::Topology t = std::move(*loaded);
   std::map<std::string, size_t> roles, link_kinds, group_kinds;
   size_t hosts = 0, nics = 0;
   for (fabric::DeviceId d = 0; d < t.devices().size(); ++d) {

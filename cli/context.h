@@ -6,11 +6,13 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 
 #include "db/database.h"
+#include "fabric/loader.h"
 
 namespace medic::cli {
 
@@ -26,6 +28,19 @@ struct DbOption {
     return std::make_unique<db::Database>(u);
   }
 };
+
+// Loads a topology file; on failure writes every problem and "medic: FILE: N problems" to
+// `err` and returns nullopt (the caller picks the exit status).
+inline std::optional<fabric::Topology> load_topology_reporting(const std::string& file, std::ostream& err) {
+  try {
+    return fabric::load_topology_file(file);
+  } catch (const fabric::TopologyError& e) {
+    for (const auto& p : e.problems()) err << p << '\n';
+    err << "medic: " << file << ": " << e.problems().size() << " problem" << (e.problems().size() == 1 ? "" : "s")
+        << "\n";
+    return std::nullopt;
+  }
+}
 
 struct CommandContext {
   CLI::App& app;

@@ -239,15 +239,9 @@ int cmd_diff(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std:
 
 int cmd_take(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std::ostream& err) {
   // Every file first: bad input stops here, before the database or a switch is asked.
-  fabric::Topology own;
-  try {
-    own = fabric::load_topology_file(a.topology);
-  } catch (const fabric::TopologyError& e) {
-    for (const auto& p : e.problems()) err << p << '\n';
-    err << "medic: " << a.topology << ": " << e.problems().size() << " problem" << (e.problems().size() == 1 ? "" : "s")
-        << "\n";
-    return 2;
-  }
+  auto loaded = load_topology_reporting(a.topology, err);
+  if (!loaded) return 2;
+  fabric::Topology own = std::move(*loaded);
   fabric::Topology topo;
   std::unique_ptr<telemetry::CounterMap> map;
   try {
