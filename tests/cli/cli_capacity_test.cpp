@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "fabric/generator.h"
 #include "fabric/loader.h"
+#include "tests/cli/cli_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic::cli {
@@ -21,27 +22,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using nlohmann::json;
-
-struct Ran {
-  int code = -1;
-  std::string out, err;
-};
-
-Ran medic(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  Ran r;
-  r.code = run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 // The table row that starts with `first` (a group or link name, which has spaces), split
 // into the name and the words after it.
@@ -57,22 +37,6 @@ std::vector<std::string> row(const std::string& table, const std::string& first)
   if (found.size() != 1) return {"<" + std::to_string(found.size()) + " rows for " + first + ">"};
   return found.front();
 }
-
-// Clears an environment variable for one test and puts the old value back.
-class ScopedUnset {
- public:
-  explicit ScopedUnset(const char* name) : name_(name) {
-    if (const char* v = std::getenv(name)) old_ = v;
-    ::unsetenv(name);
-  }
-  ~ScopedUnset() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 class CliCapacity : public ::testing::Test {
  protected:

@@ -16,6 +16,7 @@
 #include "db/database.h"
 #include "db/migrations.h"
 #include "fabric/generator.h"
+#include "tests/cli/cli_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic::cli {
@@ -26,34 +27,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using nlohmann::json;
 using triage::IncidentState;
-
-struct Ran {
-  int code = -1;
-  std::string out, err;
-};
-
-Ran medic(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  Ran r;
-  r.code = run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
-std::vector<std::string> words(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 // The words of the one table row whose first cells are `first` and `second`.
 std::vector<std::string> row(const std::string& table, const std::string& first, const std::string& second) {
@@ -89,15 +62,8 @@ triage::IncidentUpdate flap(const fabric::Topology& t, const std::string& link_r
 }
 
 // A migrated database with the demo inventory.
-class CliDb : public ::testing::Test {
+class CliDb : public CliDbTest {
  protected:
-  void SetUp() override {
-    db_ = std::make_unique<db::Database>(tdb_.url());
-    db_->migrate();
-    ASSERT_TRUE(db_->sync_inventory(topo_).ok());
-  }
-  std::string url() const { return tdb_.url(); }
-  std::string name(const std::string& ref) const { return topo_.link(*topo_.find_link(ref)).name; }
   int64_t open(const std::string& ref, Time started, Time detected) {
     auto id = db_->open_incident(flap(topo_, ref, started, detected), topo_, detected);
     if (!id.ok()) throw std::runtime_error(id.error());
@@ -118,18 +84,18 @@ class CliDb : public ::testing::Test {
     Story st;
     st.drained = open("rtsw0001:eth5", s(0), s(3.5));
     const remediation::ActionIntent in{st.drained, *topo_.find_link("rtsw0001:eth5"), remediation::ActionKind::drain, s(3.6)};
-    const auto aid = db_->write_intent(in, name("rtsw0001:eth5"));
+    const auto aid = db_->write_intent(in, link_name("rtsw0001:eth5"));
     if (!aid.ok()) throw std::runtime_error(aid.error());
     const auto w = db_->write_result(
         *aid, in, {true, true, "", {"drain rtsw0001:eth5 -> drained", "verify rtsw0001:eth5 -> drained"}, s(4)},
-        name("rtsw0001:eth5"));
+        link_name("rtsw0001:eth5"));
     if (!w.ok()) throw std::runtime_error(w.error());
     state(st.drained, IncidentState::mitigated, s(4));
     state(st.drained, IncidentState::repair_requested, s(4));
 
     st.blocked = open("rtsw0003:eth7", s(1), s(6));
     const remediation::ActionIntent ref{st.blocked, *topo_.find_link("rtsw0003:eth7"), remediation::ActionKind::drain, s(6)};
-    const auto r = db_->write_refusal(ref, name("rtsw0003:eth7"), kRefusal);
+    const auto r = db_->write_refusal(ref, link_name("rtsw0003:eth7"), kRefusal);
     if (!r.ok()) throw std::runtime_error(r.error());
     state(st.blocked, IncidentState::blocked, s(6), kRefusal);
 
@@ -139,9 +105,6 @@ class CliDb : public ::testing::Test {
   }
 
   static constexpr const char* kRefusal = "rtsw0003 uplinks would fall to 50.0% < floor 75.0%";
-  testing::TestDatabase tdb_;
-  fabric::Topology topo_ = fabric::generate_clos(*fabric::preset("demo"));
-  std::unique_ptr<db::Database> db_;
 };
 
 TEST(CliDbMigrate, AppliesThenNothingToDo) {

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "fabric/generator.h"
 #include "fabric/loader.h"
+#include "tests/cli/cli_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic::cli {
@@ -18,44 +19,12 @@ namespace {
 
 using nlohmann::json;
 
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
-
-CliRun medic(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  CliRun r;
-  r.status = run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// Sets or clears an environment variable for one test and puts the old value back.
-class ScopedEnv {
- public:
-  explicit ScopedEnv(const char* name) : name_(name) {
-    if (const char* v = std::getenv(name)) old_ = v;
-    ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 class CliFabric : public ::testing::Test {
  protected:
   // The demo fabric written by `medic fabric gen demo` to a file.
   std::string demo_file() {
-    const CliRun r = medic({"fabric", "gen", "demo"});
-    EXPECT_EQ(r.status, 0) << r.err;
+    const Ran r = medic({"fabric", "gen", "demo"});
+    EXPECT_EQ(r.code, 0) << r.err;
     const std::string path = dir.file("demo.json");
     testing::write_file(path, r.out);
     return path;
@@ -64,8 +33,8 @@ class CliFabric : public ::testing::Test {
 };
 
 TEST_F(CliFabric, GenDemoParsesAsTheGeneratedTopology) {
-  const CliRun r = medic({"fabric", "gen", "demo"});
-  ASSERT_EQ(r.status, 0) << r.err;
+  const Ran r = medic({"fabric", "gen", "demo"});
+  ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const fabric::Topology t = fabric::parse_topology(r.out, "stdout");
   const fabric::Topology expected = fabric::generate_clos(*fabric::preset("demo"));
@@ -80,8 +49,8 @@ TEST_F(CliFabric, GenDemoParsesAsTheGeneratedTopology) {
 }
 
 TEST_F(CliFabric, GenHonoursBaseUrlAndDriver) {
-  const CliRun r = medic({"fabric", "gen", "demo", "--base-url", "http://10.1.2.3:9000", "--driver", "dryrun"});
-  ASSERT_EQ(r.status, 0) << r.err;
+  const Ran r = medic({"fabric", "gen", "demo", "--base-url", "http://10.1.2.3:9000", "--driver", "dryrun"});
+  ASSERT_EQ(r.code, 0) << r.err;
   const fabric::Topology t = fabric::parse_topology(r.out, "stdout");
   const auto& sw = t.device(*t.find_device("ctsw003"));
   EXPECT_EQ(sw.driver_kind, "dryrun");
@@ -96,23 +65,23 @@ TEST_F(CliFabric, GenHonoursBaseUrlAndDriver) {
 }
 
 TEST_F(CliFabric, GenUnknownPresetListsKnownOnes) {
-  const CliRun r = medic({"fabric", "gen", "nope"});
-  EXPECT_EQ(r.status, 2);
+  const Ran r = medic({"fabric", "gen", "nope"});
+  EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "medic: unknown preset \"nope\" (known: demo, zone32k)\n");
 }
 
 TEST_F(CliFabric, GenUnknownDriverIsRefused) {
-  const CliRun r = medic({"fabric", "gen", "demo", "--driver", "telnet"});
-  EXPECT_NE(r.status, 0);
+  const Ran r = medic({"fabric", "gen", "demo", "--driver", "telnet"});
+  EXPECT_NE(r.code, 0);
   EXPECT_TRUE(contains(r.err, "--driver")) << r.err;
   EXPECT_EQ(r.out, "");
 }
 
 TEST_F(CliFabric, CheckPrintsCounts) {
   const std::string file = demo_file();
-  const CliRun r = medic({"fabric", "check", file});
-  ASSERT_EQ(r.status, 0) << r.err;
+  const Ran r = medic({"fabric", "check", file});
+  ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out, file + ": ok\n"
                           "switches:        20 (atsw 4, ctsw 8, rtsw 8)\n"
@@ -125,8 +94,8 @@ TEST_F(CliFabric, CheckPrintsCounts) {
 
 TEST_F(CliFabric, CheckJson) {
   const std::string file = demo_file();
-  const CliRun r = medic({"fabric", "check", "--json", file});
-  ASSERT_EQ(r.status, 0) << r.err;
+  const Ran r = medic({"fabric", "check", "--json", file});
+  ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["file"], file);
   EXPECT_EQ(j["switches"], 20);
@@ -158,8 +127,8 @@ TEST_F(CliFabric, CheckBadFilePrintsEveryProblemWithFileAndPath) {
     {"a": "s2:eth2", "b": "s2:eth3", "speed_gbps": -1}
   ]
 })");
-  const CliRun r = medic({"fabric", "check", file});
-  EXPECT_EQ(r.status, 1);
+  const Ran r = medic({"fabric", "check", file});
+  EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, file + ": $.switches[0].role: unknown role \"spine\" (expected rtsw, ctsw or atsw)\n" +
                        file + ": $.links[0].b: unknown switch \"ghost\" (no switch or host has that name)\n" +
@@ -170,8 +139,8 @@ TEST_F(CliFabric, CheckBadFilePrintsEveryProblemWithFileAndPath) {
 TEST_F(CliFabric, CheckInvalidJsonIsOneProblem) {
   const std::string file = dir.file("broken.json");
   testing::write_file(file, "{\n  \"switches\": [\n");
-  const CliRun r = medic({"fabric", "check", file});
-  EXPECT_EQ(r.status, 1);
+  const Ran r = medic({"fabric", "check", file});
+  EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, file + ": line ")) << r.err;
   EXPECT_TRUE(contains(r.err, "invalid JSON")) << r.err;
   EXPECT_TRUE(contains(r.err, "medic: " + file + ": 1 problem\n")) << r.err;
@@ -179,57 +148,57 @@ TEST_F(CliFabric, CheckInvalidJsonIsOneProblem) {
 
 TEST_F(CliFabric, CheckMissingFile) {
   const std::string file = dir.file("absent.json");
-  const CliRun r = medic({"fabric", "check", file});
-  EXPECT_EQ(r.status, 1);
+  const Ran r = medic({"fabric", "check", file});
+  EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, file + ": cannot open: No such file or directory")) << r.err;
 }
 
 TEST_F(CliFabric, MissingArgumentIsAnError) {
-  const CliRun r = medic({"fabric", "check"});
-  EXPECT_NE(r.status, 0);
+  const Ran r = medic({"fabric", "check"});
+  EXPECT_NE(r.code, 0);
   EXPECT_TRUE(contains(r.err, "file is required")) << r.err;
-  const CliRun g = medic({"fabric", "gen"});
-  EXPECT_NE(g.status, 0);
+  const Ran g = medic({"fabric", "gen"});
+  EXPECT_NE(g.code, 0);
   EXPECT_TRUE(contains(g.err, "preset is required")) << g.err;
 }
 
 TEST_F(CliFabric, MissingSubcommandIsAnError) {
-  const CliRun none = medic({});
-  EXPECT_NE(none.status, 0);
+  const Ran none = medic({});
+  EXPECT_NE(none.code, 0);
   EXPECT_TRUE(contains(none.err, "A subcommand is required")) << none.err;
-  const CliRun fab = medic({"fabric"});
-  EXPECT_NE(fab.status, 0);
+  const Ran fab = medic({"fabric"});
+  EXPECT_NE(fab.code, 0);
   EXPECT_TRUE(contains(fab.err, "A subcommand is required")) << fab.err;
 }
 
 TEST_F(CliFabric, UnknownSubcommandIsNamed) {
-  const CliRun r = medic({"fabric", "frobnicate"});
-  EXPECT_NE(r.status, 0);
+  const Ran r = medic({"fabric", "frobnicate"});
+  EXPECT_NE(r.code, 0);
   EXPECT_EQ(r.err, "The following argument was not expected: frobnicate\nRun with --help for more information.\n");
-  const CliRun top = medic({"teleport"});
-  EXPECT_NE(top.status, 0);
+  const Ran top = medic({"teleport"});
+  EXPECT_NE(top.code, 0);
   EXPECT_TRUE(contains(top.err, "not expected: teleport")) << top.err;
 }
 
 TEST_F(CliFabric, UnknownFlagIsAnError) {
   const std::string file = demo_file();
-  const CliRun r = medic({"fabric", "check", "--bogus", file});
-  EXPECT_NE(r.status, 0);
+  const Ran r = medic({"fabric", "check", "--bogus", file});
+  EXPECT_NE(r.code, 0);
   EXPECT_TRUE(contains(r.err, "not expected: --bogus")) << r.err;
   EXPECT_EQ(r.out, "");
 }
 
 TEST_F(CliFabric, HelpGoesToStdoutWithStatusZero) {
-  const CliRun r = medic({"--help"});
-  EXPECT_EQ(r.status, 0);
+  const Ran r = medic({"--help"});
+  EXPECT_EQ(r.code, 0);
   EXPECT_TRUE(contains(r.out, "fabric")) << r.out;
   EXPECT_TRUE(contains(r.out, "incidents")) << r.out;
 }
 
 TEST_F(CliFabric, DbMigrateWithoutADatabaseSaysSo) {
-  ScopedEnv no_db("MEDIC_DB_URL");
-  const CliRun r = medic({"db", "migrate"});
-  EXPECT_EQ(r.status, 2);
+  ScopedUnset no_db("MEDIC_DB_URL");
+  const Ran r = medic({"db", "migrate"});
+  EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "medic: no database: pass --db URL or set MEDIC_DB_URL\n");
   EXPECT_EQ(r.out, "");
 }

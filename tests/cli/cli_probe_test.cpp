@@ -18,6 +18,7 @@
 #include "probes/packet.h"
 #include "probes/udp.h"
 #include "tests/probes/reflector_fixture.h"
+#include "tests/cli/cli_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic::cli {
@@ -25,30 +26,6 @@ namespace {
 
 using nlohmann::json;
 using probes::LoopbackReflector;
-
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
-
-CliRun medic(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  CliRun r;
-  r.status = run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(line);
-  return out;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string default_ttl() {
   std::ifstream in("/proc/sys/net/ipv4/ip_default_ttl");
@@ -69,10 +46,10 @@ const std::string kShortTime = R"(-?\d+(us|\.\d\dms|\.\d\d\ds))";  // format_sho
 
 TEST(CliProbe, TextReport) {
   LoopbackReflector reflector;
-  const CliRun r = medic({"probe", reflector.address(), "--count", "20", "--interval-ms", "1"});
-  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const Ran r = medic({"probe", reflector.address(), "--count", "20", "--interval-ms", "1"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(r.err, "");
-  const auto l = lines(r.out);
+  const auto l = lines_of(r.out);
   ASSERT_EQ(l.size(), 4u) << r.out;
   // 0 of 20 lost: the Wilson upper bound is 1.96^2 / (20 + 1.96^2) = 16.11%.
   EXPECT_EQ(l[0], "STAMP " + reflector.address() +
@@ -89,8 +66,8 @@ TEST(CliProbe, OneWayDelaysWhenBothClocksAreSynchronized) {
   probes::ReflectorOptions o;
   o.error = probes::ErrorEstimate::from_seconds(1e-6, true);
   LoopbackReflector reflector(o);
-  const CliRun r = medic({"probe", reflector.address(), "--count", "5", "--interval-ms", "1", "--synchronized"});
-  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const Ran r = medic({"probe", reflector.address(), "--count", "5", "--interval-ms", "1", "--synchronized"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex("\none-way: forward " + kShortTime + ", backward " + kShortTime +
                         " \\(median; both clocks synchronized\\)\n")))
@@ -98,15 +75,15 @@ TEST(CliProbe, OneWayDelaysWhenBothClocksAreSynchronized) {
   EXPECT_FALSE(contains(r.out, "not shown")) << r.out;
   // Only one side synchronized: not shown.
   LoopbackReflector plain;
-  const CliRun p = medic({"probe", plain.address(), "--count", "5", "--interval-ms", "1", "--synchronized"});
-  ASSERT_EQ(p.status, 0) << p.err;
+  const Ran p = medic({"probe", plain.address(), "--count", "5", "--interval-ms", "1", "--synchronized"});
+  ASSERT_EQ(p.code, 0) << p.err;
   EXPECT_TRUE(contains(p.out, "one-way delays: not shown")) << p.out;
 }
 
 TEST(CliProbe, JsonReport) {
   LoopbackReflector reflector;
-  const CliRun r = medic({"probe", reflector.address(), "--count", "20", "--interval-ms", "1", "--json"});
-  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const Ran r = medic({"probe", reflector.address(), "--count", "20", "--interval-ms", "1", "--json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
   const json j = json::parse(r.out);
   std::set<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.insert(k);
@@ -136,16 +113,16 @@ TEST(CliProbe, JsonReport) {
 
 TEST(CliProbe, NoReflectorIsExitOneWithEverythingLost) {
   const std::string target = "127.0.0.1:" + std::to_string(testing::closed_port());
-  const CliRun r = medic({"probe", target, "--count", "5", "--interval-ms", "1", "--wait", "0.2"});
-  EXPECT_EQ(r.status, 1) << r.out << r.err;
-  const auto l = lines(r.out);
+  const Ran r = medic({"probe", target, "--count", "5", "--interval-ms", "1", "--wait", "0.2"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const auto l = lines_of(r.out);
   ASSERT_GE(l.size(), 1u) << r.out;
   // 5 of 5 lost: the lower bound is 5 / (5 + 1.96^2) = 56.55%.
   EXPECT_EQ(l[0], "STAMP " + target +
                       ": 5 sent, 0 received, 5 lost 100.00% (95% CI 56.55%-100.00%), 0 duplicates, 0 reordered");
   EXPECT_FALSE(contains(r.out, "RTT")) << r.out;
-  const CliRun j = medic({"probe", target, "--count", "5", "--interval-ms", "1", "--wait", "0.2", "--json"});
-  EXPECT_EQ(j.status, 1);
+  const Ran j = medic({"probe", target, "--count", "5", "--interval-ms", "1", "--wait", "0.2", "--json"});
+  EXPECT_EQ(j.code, 1);
   const json doc = json::parse(j.out);
   EXPECT_EQ(doc["lost"], 5);
   EXPECT_EQ(doc["loss"], 1.0);
@@ -156,9 +133,9 @@ TEST(CliProbe, NoReflectorIsExitOneWithEverythingLost) {
 TEST(CliProbe, RepliesThatDoNotDecodeAreReported) {
   // An unauthenticated reflector cannot sign: an authenticated probe gets replies that fail.
   LoopbackReflector reflector(unlimited());
-  const CliRun r = medic(
+  const Ran r = medic(
       {"probe", reflector.address(), "--count", "5", "--interval-ms", "1", "--wait", "0.2", "--auth-key", "a long key"});
-  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "\n5 replies did not decode (wrong mode or key?)\n")) << r.out;
 }
 
@@ -167,16 +144,16 @@ TEST(CliProbe, AuthenticatedSession) {
   o.mode = probes::Mode::authenticated;
   o.key = *probes::HmacKey::parse("hex:0102030405060708");
   LoopbackReflector reflector(o);
-  const CliRun r = medic({"probe", reflector.address(), "--count", "5", "--interval-ms", "1", "--auth-key",
+  const Ran r = medic({"probe", reflector.address(), "--count", "5", "--interval-ms", "1", "--auth-key",
                           "hex:0102030405060708", "--size", "300"});
-  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, ": 5 sent, 5 received, 0 lost")) << r.out;
 }
 
 TEST(CliProbe, BindWithoutAPortTakesAnyPort) {
   LoopbackReflector reflector;
-  const CliRun r = medic({"probe", reflector.address(), "--count", "3", "--interval-ms", "1", "--bind", "127.0.0.1"});
-  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  const Ran r = medic({"probe", reflector.address(), "--count", "3", "--interval-ms", "1", "--bind", "127.0.0.1"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, ": 3 sent, 3 received, 0 lost")) << r.out;
 }
 
@@ -202,8 +179,8 @@ TEST(CliProbe, BadInputIsExitTwoWithAnExactMessage) {
       {{"probe", "127.0.0.1:862", "--auth-key", "hex:zz"}, "medic: --auth-key: not a hex digit in the HMAC key: 'z'\n"},
   };
   for (const auto& c : cases) {
-    const CliRun r = medic(c.args);
-    EXPECT_EQ(r.status, 2) << c.args.back();
+    const Ran r = medic(c.args);
+    EXPECT_EQ(r.code, 2) << c.args.back();
     EXPECT_EQ(r.err, c.err) << c.args.back();
     EXPECT_EQ(r.out, "") << c.args.back();
   }
@@ -212,8 +189,8 @@ TEST(CliProbe, BadInputIsExitTwoWithAnExactMessage) {
                                                                {"probe", "127.0.0.1:862", "--count", "0"},
                                                                {"probe", "127.0.0.1:862", "--ssid", "65536"},
                                                                {"probe"}}) {
-    const CliRun r = medic(args);
-    EXPECT_EQ(r.status, 2) << args.back() << ": " << r.err;
+    const Ran r = medic(args);
+    EXPECT_EQ(r.code, 2) << args.back() << ": " << r.err;
     EXPECT_FALSE(r.err.empty());
   }
 }
@@ -222,8 +199,8 @@ TEST(CliProbe, ABindErrorIsExitOne) {
   auto taken = probes::UdpSocket::open(*probes::Endpoint::parse("127.0.0.1:0"));
   ASSERT_TRUE(taken.ok());
   const std::string at = taken->local().str();
-  const CliRun r = medic({"probe", "127.0.0.1:862", "--bind", at});
-  EXPECT_EQ(r.status, 1);
+  const Ran r = medic({"probe", "127.0.0.1:862", "--bind", at});
+  EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "medic: cannot bind " + at + ": Address already in use\n");
 }
 

@@ -18,6 +18,7 @@
 #include "fabric/loader.h"
 #include "sim/fabric_sim.h"
 #include "sim/scenario.h"
+#include "tests/cli/cli_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic::cli {
@@ -30,20 +31,6 @@ using ::testing::Not;
 using ::testing::StartsWith;
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-struct Ran {
-  int code = -1;
-  std::string out, err;
-};
-
-Ran medic(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  Ran r;
-  r.code = run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
 
 // Every stdout line parsed as JSON (a line that is not JSON fails the test).
 std::vector<json> json_lines(const std::string& text) {

@@ -15,6 +15,7 @@
 #include "remediation/capacity.h"
 #include "remediation/capacity_config.h"
 #include "snapshot/snapshot.h"
+#include "tests/cli/cli_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic::cli {
@@ -29,34 +30,6 @@ using ::testing::StartsWith;
 using nlohmann::json;
 using namespace std::chrono_literals;
 using telemetry::Counter;
-
-struct Ran {
-  int code = -1;
-  std::string out, err;
-};
-
-Ran medic(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  Ran r;
-  r.code = run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
-std::vector<std::string> words(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 // The words of the one line whose words begin with `first` (and `second`, when given).
 std::vector<std::string> line_words(const std::string& text, const std::string& first, const std::string& second = "") {
@@ -73,21 +46,17 @@ const Time kT0 = from_unix_seconds(1'800'000'000);  // 2027-01-15T08:00:00Z
 Time at(double s) { return kT0 + from_seconds(s); }
 
 // A migrated database with the demo inventory, and what snapshots of it are made from.
-class CliSnapshot : public ::testing::Test {
+class CliSnapshot : public CliDbTest {
  protected:
-  void SetUp() override {
-    db_ = std::make_unique<db::Database>(tdb_.url());
-    db_->migrate();
-    ASSERT_TRUE(db_->sync_inventory(topo_).ok());
-  }
-  std::string url() const { return tdb_.url(); }
+  CliSnapshot()
+      : CliDbTest(remediation::with_derived_groups(fabric::generate_clos(*fabric::preset("demo")),
+                                                  remediation::CapacityConfig{})) {}
   Ran snap(std::vector<std::string> args) {
     args.insert(args.begin(), "snapshot");
     args.push_back("--db");
     args.push_back(url());
     return medic(args);
   }
-  std::string link_name(const std::string& ref) const { return topo_.link(*topo_.find_link(ref)).name; }
   fabric::PortId port(const std::string& d, const std::string& p) const { return *topo_.find_port(d, p); }
   int64_t incident(const std::string& ref, const std::string& state = "triaged") {
     return std::stoll(tdb_.scalar("INSERT INTO incidents (class, state, severity, link, device, detected_at) VALUES "
@@ -140,15 +109,11 @@ class CliSnapshot : public ::testing::Test {
                  inc_);
   }
 
-  testing::TestDatabase tdb_;
-  fabric::Topology topo_ =
-      remediation::with_derived_groups(fabric::generate_clos(*fabric::preset("demo")), remediation::CapacityConfig{});
   remediation::CapacityModel model_{topo_};
   std::vector<telemetry::PortSample> samples_ = std::vector<telemetry::PortSample>(topo_.ports().size());
   std::vector<int> oper_ = std::vector<int>(topo_.ports().size(), 1);
   std::vector<snapshot::IncidentReading> open_;
   int64_t inc_ = 0;
-  std::unique_ptr<db::Database> db_;
 };
 
 // --- list -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include <regex>
 
 #include "common/http_client.h"
+#include "tests/e2e/e2e_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic {
@@ -50,20 +51,8 @@ size_t count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
-// Runs a query and returns "" instead of throwing while the schema is not there yet.
-std::string try_scalar(const testing::TestDatabase& tdb, const std::string& sql) {
-  try {
-    return tdb.scalar(sql);
-  } catch (const std::exception&) {
-    return "";
-  }
-}
-
 // A 127.0.0.1 port nobody listens on: bound, read, then released.
 using medic::testing::closed_port;
-
-// "http://127.0.0.1:PORT/s/rtsw0001/metrics" -> "http://127.0.0.1:PORT"
-std::string base_of(const std::string& url) { return url.substr(0, url.find("/s/")); }
 
 std::optional<json> get_json(HttpClient& http, const std::string& url) {
   auto r = http.get(url);
@@ -73,36 +62,20 @@ std::optional<json> get_json(HttpClient& http, const std::string& url) {
   return j;
 }
 
-std::optional<double> metric(HttpClient& http, const std::string& base, const std::string& name) {
-  auto r = http.get(base + "/metrics");
-  if (!r.ok() || r->status != 200) return std::nullopt;
-  std::smatch m;
-  const std::regex re("(^|\n)" + name + " ([0-9.e+]+)\n");
-  if (!std::regex_search(r->body, m, re)) return std::nullopt;
-  return std::stod(m[2]);
-}
-
 TEST(E2E, DemoDrainsHealthyTorAndRefusesDegradedOne) {
   curl_global_setup();
   testing::TempDir dir;
   testing::TestDatabase tdb;
   HttpClient http;
 
-  const auto [gen_status, topology] = testing::run_command(MEDIC_CLI_BIN, {"fabric", "gen", "demo"});
-  ASSERT_EQ(gen_status, 0) << topology;
-  testing::write_file(dir.file("demo.json"), topology);
-  testing::write_file(dir.file("scenario.json"), scenario());
-
-  const std::string exported = dir.file("exported.json");
-  testing::Process fabsim(MEDIC_FABSIM_BIN, {"--topology", dir.file("demo.json"), "--scenario", dir.file("scenario.json"),
-                                             "--listen", "127.0.0.1:0", "--export-topology", exported});
-  ASSERT_TRUE(testing::eventually([&] { return std::filesystem::exists(exported); }, 30s))
-      << "fabsim did not export its topology:\n"
-      << fabsim.output();
+  ASSERT_NO_FATAL_FAILURE(write_demo_topology(dir));
+  DemoFabsim fabsim;
+  ASSERT_NO_FATAL_FAILURE(fabsim.start(dir, scenario()));
+  const std::string& exported = fabsim.exported;
   testing::Process medicd(MEDIC_MEDICD_BIN, {"--topology", exported, "--db", tdb.url(), "--poll-interval", "0.2",
                                              "--http",
                                              "127.0.0.1:0", "--run-for", "240"});
-  const std::string sim = base_of(json::parse(testing::read_file(exported))["switches"][0]["telemetry"]);
+  const std::string& sim = fabsim.sim;
   ASSERT_THAT(sim, ::testing::StartsWith("http://127.0.0.1:"));
 
   // Until both incidents have reached their outcome and fabsim has played every flap.

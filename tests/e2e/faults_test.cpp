@@ -19,6 +19,7 @@
 #include <regex>
 
 #include "common/http_client.h"
+#include "tests/e2e/e2e_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic {
@@ -59,23 +60,6 @@ std::string detectors() {
   return d.dump(1);
 }
 
-std::string try_scalar(const testing::TestDatabase& tdb, const std::string& sql) {
-  try {
-    return tdb.scalar(sql);
-  } catch (const std::exception&) {
-    return "";
-  }
-}
-
-std::optional<double> metric(HttpClient& http, const std::string& base, const std::string& name) {
-  auto r = http.get(base + "/metrics");
-  if (!r.ok() || r->status != 200) return std::nullopt;
-  std::smatch m;
-  const std::regex re("(^|\n)" + name + " ([0-9.e+]+)\n");
-  if (!std::regex_search(r->body, m, re)) return std::nullopt;
-  return std::stod(m[2]);
-}
-
 // One row of the incidents table, as "class state severity link device".
 std::string incident_where(const testing::TestDatabase& tdb, const std::string& where) {
   return try_scalar(tdb,
@@ -89,24 +73,17 @@ TEST(E2EFaults, EachFaultFamilyEndsWhereThePolicySays) {
   testing::TestDatabase tdb;
   HttpClient http;
 
-  const auto [gen_status, topology] = testing::run_command(MEDIC_CLI_BIN, {"fabric", "gen", "demo"});
-  ASSERT_EQ(gen_status, 0) << topology;
-  testing::write_file(dir.file("demo.json"), topology);
-  testing::write_file(dir.file("scenario.json"), scenario());
+  ASSERT_NO_FATAL_FAILURE(write_demo_topology(dir));
   testing::write_file(dir.file("detectors.json"), detectors());
 
-  const std::string exported = dir.file("exported.json");
-  testing::Process fabsim(MEDIC_FABSIM_BIN, {"--topology", dir.file("demo.json"), "--scenario", dir.file("scenario.json"),
-                                             "--listen", "127.0.0.1:0", "--export-topology", exported, "--seed", "1"});
-  ASSERT_TRUE(testing::eventually([&] { return std::filesystem::exists(exported); }, 30s))
-      << "fabsim did not export its topology:\n"
-      << fabsim.output();
+  DemoFabsim fabsim;
+  ASSERT_NO_FATAL_FAILURE(fabsim.start(dir, scenario(), {"--seed", "1"}));
+  const std::string& exported = fabsim.exported;
   testing::Process medicd(MEDIC_MEDICD_BIN, {"--topology", exported, "--db", tdb.url(), "--detectors",
                                              dir.file("detectors.json"), "--poll-interval", "0.2", "--http",
                                              "127.0.0.1:0", "--run-for", "240"});
-  const json exported_doc = json::parse(testing::read_file(exported));
-  const std::string sim_url = exported_doc["switches"][0]["telemetry"];
-  const std::string sim = sim_url.substr(0, sim_url.find("/s/"));
+  const json exported_doc = fabsim.exported_topology();
+  const std::string& sim = fabsim.sim;
   ASSERT_THAT(sim, ::testing::StartsWith("http://127.0.0.1:"));
   // Hosts are scraped too: the slow receiver is seen from its own NIC.
   bool host_telemetry = false;

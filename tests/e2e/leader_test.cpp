@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/http_client.h"
+#include "tests/e2e/e2e_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic {
@@ -33,39 +34,17 @@ std::string scenario() {
       .dump(1);
 }
 
-std::string try_scalar(const testing::TestDatabase& tdb, const std::string& sql) {
-  try {
-    return tdb.scalar(sql);
-  } catch (const std::exception&) {
-    return "";
-  }
-}
-
-std::optional<double> metric(HttpClient& http, const std::string& base, const std::string& name) {
-  auto r = http.get(base + "/metrics");
-  if (!r.ok() || r->status != 200) return std::nullopt;
-  std::smatch m;
-  const std::regex re("(^|\n)" + name + " ([0-9.e+]+)\n");
-  if (!std::regex_search(r->body, m, re)) return std::nullopt;
-  return std::stod(m[2]);
-}
-
 TEST(E2ELeader, StandbyTakesOverAfterKillNineWithoutADoubleDrain) {
   curl_global_setup();
   testing::TempDir dir;
   testing::TestDatabase tdb;
   HttpClient http;
 
-  const auto [gen_status, topology] = testing::run_command(MEDIC_CLI_BIN, {"fabric", "gen", "demo"});
-  ASSERT_EQ(gen_status, 0) << topology;
-  testing::write_file(dir.file("demo.json"), topology);
-  testing::write_file(dir.file("scenario.json"), scenario());
-  const std::string exported = dir.file("exported.json");
-  testing::Process fabsim(MEDIC_FABSIM_BIN, {"--topology", dir.file("demo.json"), "--scenario", dir.file("scenario.json"),
-                                             "--listen", "127.0.0.1:0", "--export-topology", exported});
-  ASSERT_TRUE(testing::eventually([&] { return std::filesystem::exists(exported); }, 30s)) << fabsim.output();
-  const std::string sim_url = json::parse(testing::read_file(exported))["switches"][0]["telemetry"];
-  const std::string sim = sim_url.substr(0, sim_url.find("/s/"));
+  ASSERT_NO_FATAL_FAILURE(write_demo_topology(dir));
+  DemoFabsim fabsim;
+  ASSERT_NO_FATAL_FAILURE(fabsim.start(dir, scenario()));
+  const std::string& exported = fabsim.exported;
+  const std::string& sim = fabsim.sim;
 
   auto args = [&](const std::string& name, std::vector<std::string> more = {}) {
     std::vector<std::string> a{"--topology", exported, "--db", tdb.url(), "--poll-interval", "0.2", "--name", name,

@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "common/http_client.h"
+#include "tests/e2e/e2e_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic {
@@ -41,23 +42,6 @@ std::string scenario(bool with_corruption) {
   faults.push_back({{"kind", "probe_loss"}, {"end", kGrayEnd}, {"at_s", 0}, {"rate", 0.1}});
   if (with_corruption) faults.push_back({{"kind", "corrupt"}, {"end", kCorruptEnd}, {"at_s", 0}, {"rate", kCorruptRate}});
   return json{{"comment", "a gray failure and a corrupting link"}, {"faults", faults}}.dump(1);
-}
-
-std::string try_scalar(const testing::TestDatabase& tdb, const std::string& sql) {
-  try {
-    return tdb.scalar(sql);
-  } catch (const std::exception&) {
-    return "";
-  }
-}
-
-std::optional<double> metric(HttpClient& http, const std::string& base, const std::string& name) {
-  auto r = http.get(base + "/metrics");
-  if (!r.ok() || r->status != 200) return std::nullopt;
-  std::smatch m;
-  const std::regex re("(^|\n)" + name + " ([0-9.e+]+)\n");
-  if (!std::regex_search(r->body, m, re)) return std::nullopt;
-  return std::stod(m[2]);
 }
 
 // UDP sockets the process holds: its socket descriptors matched against its network
@@ -104,22 +88,7 @@ class E2EProbe : public ::testing::Test {
  protected:
   void SetUp() override {
     curl_global_setup();
-    const auto [gen_status, topology] = testing::run_command(MEDIC_CLI_BIN, {"fabric", "gen", "demo"});
-    ASSERT_EQ(gen_status, 0) << topology;
-    testing::write_file(dir.file("demo.json"), topology);
-  }
-
-  // fabsim with the scenario, exporting the topology (with its STAMP port) to `exported`.
-  std::unique_ptr<testing::Process> start_fabsim(bool with_corruption) {
-    testing::write_file(dir.file("scenario.json"), scenario(with_corruption));
-    auto p = std::make_unique<testing::Process>(
-        MEDIC_FABSIM_BIN, std::vector<std::string>{"--topology", dir.file("demo.json"), "--scenario",
-                                                   dir.file("scenario.json"), "--listen", "127.0.0.1:0",
-                                                   "--export-topology", exported});
-    EXPECT_TRUE(testing::eventually([&] { return std::filesystem::exists(exported); }, 30s))
-        << "fabsim did not export its topology:\n"
-        << p->output();
-    return p;
+    ASSERT_NO_FATAL_FAILURE(write_demo_topology(dir));
   }
 
   testing::TempDir dir;
@@ -129,12 +98,14 @@ class E2EProbe : public ::testing::Test {
 };
 
 TEST_F(E2EProbe, AGrayFailureIsDrainedAndCorruptionIsCorroborated) {
-  auto fabsim = start_fabsim(true);
+  // fabsim with the scenario, exporting the topology (with its STAMP port) to `exported`.
+  DemoFabsim fabsim;
+  ASSERT_NO_FATAL_FAILURE(fabsim.start(dir, scenario(true)));
   ASSERT_TRUE(std::filesystem::exists(exported));
   // Every device's reflector is fabsim's STAMP port.
   const json doc = json::parse(testing::read_file(exported));
   std::smatch sm;
-  const std::string sim_log = fabsim->output();
+  const std::string sim_log = fabsim.output();
   ASSERT_TRUE(std::regex_search(sim_log, sm, std::regex("STAMP reflectors on udp port ([0-9]+)"))) << sim_log;
   const int stamp_port = std::stoi(sm[1]);
   EXPECT_GT(stamp_port, 0);
@@ -167,7 +138,7 @@ TEST_F(E2EProbe, AGrayFailureIsDrainedAndCorruptionIsCorroborated) {
                                           "coalesce(link, device), ', ') FROM incidents")
                        << "\nmedicd:\n"
                        << medicd.output() << "\nfabsim:\n"
-                       << fabsim->output();
+                       << fabsim.output();
 
   // A while longer: more rounds over the whole window, so a false positive would show.
   const auto rounds = metric(http, api, "medic_probe_rounds_total");
@@ -235,7 +206,9 @@ TEST_F(E2EProbe, AGrayFailureIsDrainedAndCorruptionIsCorroborated) {
 }
 
 TEST_F(E2EProbe, NoProbeOpensNoProbeSocketsAndMakesNoProbeIncidents) {
-  auto fabsim = start_fabsim(false);
+  // fabsim with the scenario, exporting the topology (with its STAMP port) to `exported`.
+  DemoFabsim fabsim;
+  ASSERT_NO_FATAL_FAILURE(fabsim.start(dir, scenario(false)));
   ASSERT_TRUE(std::filesystem::exists(exported));
   testing::Process medicd(MEDIC_MEDICD_BIN, {"--topology", exported, "--db", tdb.url(), "--poll-interval", "0.2",
                                              "--probe-round", "1", "--probe-per-round", "20", "--no-probe", "--http",

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/http_client.h"
+#include "tests/e2e/e2e_fixture.h"
 #include "tests/support/testing.h"
 #include "tests/support/tls_certs.h"
 
@@ -31,14 +32,6 @@ std::string scenario() {
                {{{"kind", "flap"}, {"link", "rtsw0001:eth5"}, {"at_s", 2}, {"count", 8}, {"period_s", 0.5},
                  {"down_s", 0.15}}}}}
       .dump(1);
-}
-
-std::string try_scalar(const testing::TestDatabase& tdb, const std::string& sql) {
-  try {
-    return tdb.scalar(sql);
-  } catch (const std::exception&) {
-    return "";
-  }
 }
 
 // "https://127.0.0.1:P/s/rtsw0001/metrics" -> BASE + "/s/rtsw0001/metrics"

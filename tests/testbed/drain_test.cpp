@@ -35,16 +35,15 @@
 
 #include "remediation/netns_driver.h"
 #include "tests/support/testing.h"
+#include "tests/testbed/testbed_fixture.h"
 
 namespace medic {
 namespace {
 
 using namespace std::chrono_literals;
 
-const char* ip_bin() { return ::access("/usr/sbin/ip", X_OK) == 0 ? "/usr/sbin/ip" : "/sbin/ip"; }
-
 std::string ip(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {ip_bin()};
+  std::vector<std::string> argv = {ip_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   auto r = remediation::netns::run_command(argv, std::chrono::seconds(20));
   if (!r.ok()) throw std::runtime_error(r.error());
@@ -52,30 +51,9 @@ std::string ip(const std::vector<std::string>& args) {
   return r->out;
 }
 
-class DrainTestbed : public ::testing::Test {
+class DrainTestbed : public TestbedFixture {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(geteuid(), 0u) << "the testbed builds network namespaces and needs root (CI runs as root)";
-    const auto [code, out] = testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "up", dir_.path()}, 90s,
-                                                  {std::string("MEDIC_REFLECTOR=") + MEDIC_REFLECTOR_BIN});
-    up_ = code == 0;
-    ASSERT_EQ(code, 0) << out;
-  }
-  void TearDown() override {
-    if (up_ || std::filesystem::exists(dir_.file("prefix"))) {
-      const auto [code, out] = testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "down", dir_.path()}, 60s);
-      EXPECT_EQ(code, 0) << out;
-    }
-  }
-  std::string ns(const std::string& node) {
-    std::string n = testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "ns", dir_.path(), node}, 10s).second;
-    while (!n.empty() && (n.back() == '\n' || n.back() == ' ')) n.pop_back();
-    return n;
-  }
-
-  testing::TempDir dir_;
   testing::TempDir state_;
-  bool up_ = false;
 };
 
 // A file descriptor closed when it goes.

@@ -10,40 +10,16 @@
 #include <thread>
 
 #include "tests/support/testing.h"
+#include "tests/testbed/testbed_fixture.h"
 
 namespace medic {
 namespace {
 
 using namespace std::chrono_literals;
 
-const char* ip_binary() { return access("/usr/sbin/ip", X_OK) == 0 ? "/usr/sbin/ip" : "/sbin/ip"; }
-
-class Testbed : public ::testing::Test {
+class Testbed : public TestbedFixture {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(geteuid(), 0u) << "the testbed builds network namespaces and needs root (CI runs as root)";
-    const auto [code, out] = testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "up", dir_.path()}, 90s,
-                                                  {std::string("MEDIC_REFLECTOR=") + MEDIC_REFLECTOR_BIN});
-    up_ = code == 0;
-    ASSERT_EQ(code, 0) << out;
-  }
-  void TearDown() override {
-    if (up_ || std::filesystem::exists(dir_.file("prefix"))) {
-      const auto [code, out] = testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "down", dir_.path()}, 60s);
-      EXPECT_EQ(code, 0) << out;
-    }
-  }
-  std::string ns(const std::string& node) {
-    return testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "ns", dir_.path(), node}, 10s).second.substr(0, 64);
-  }
-  std::string mgmt_ns() {
-    std::string n = ns("mgmt");
-    while (!n.empty() && (n.back() == '\n' || n.back() == ' ')) n.pop_back();
-    return n;
-  }
-
-  testing::TempDir dir_;
-  bool up_ = false;
+  std::string mgmt_ns() { return ns("mgmt"); }
 };
 
 TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {

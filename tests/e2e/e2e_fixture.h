@@ -1,0 +1,81 @@
+// Shared by the end-to-end tests: fabsim playing a scenario on the demo fabric, and reading
+// the database and /metrics while they may not be there yet.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "common/http_client.h"
+#include "tests/support/testing.h"
+
+namespace medic {
+
+// Runs a query and returns "" instead of throwing while the schema is not there yet.
+inline std::string try_scalar(const testing::TestDatabase& tdb, const std::string& sql) {
+  try {
+    return tdb.scalar(sql);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// One metric from `base`/metrics, or nullopt when it is not (yet) there.
+inline std::optional<double> metric(HttpClient& http, const std::string& base, const std::string& name) {
+  auto r = http.get(base + "/metrics");
+  if (!r.ok() || r->status != 200) return std::nullopt;
+  std::smatch m;
+  const std::regex re("(^|\n)" + name + " ([0-9.e+]+)\n");
+  if (!std::regex_search(r->body, m, re)) return std::nullopt;
+  return std::stod(m[2]);
+}
+
+// "http://127.0.0.1:PORT/s/rtsw0001/metrics" -> "http://127.0.0.1:PORT"
+inline std::string base_of(const std::string& url) { return url.substr(0, url.find("/s/")); }
+
+// Writes the demo fabric, as `medic fabric gen demo` prints it, to dir/demo.json. Fails the
+// test when it cannot: call it inside ASSERT_NO_FATAL_FAILURE.
+inline void write_demo_topology(const testing::TempDir& dir) {
+  const auto [gen_status, topology] = testing::run_command(MEDIC_CLI_BIN, {"fabric", "gen", "demo"});
+  ASSERT_EQ(gen_status, 0) << topology;
+  testing::write_file(dir.file("demo.json"), topology);
+}
+
+// fabsim on dir/demo.json playing a scenario, exporting its topology (with the addresses it
+// serves) to dir/exported.json; stopped when the object goes.
+class DemoFabsim {
+ public:
+  // Writes `scenario` to dir/scenario.json, starts fabsim with `more` arguments and waits for
+  // the export. Fails the test when fabsim does not export: call it inside
+  // ASSERT_NO_FATAL_FAILURE.
+  void start(const testing::TempDir& dir, const std::string& scenario, const std::vector<std::string>& more = {}) {
+    testing::write_file(dir.file("scenario.json"), scenario);
+    exported = dir.file("exported.json");
+    std::vector<std::string> args{"--topology", dir.file("demo.json"), "--scenario",        dir.file("scenario.json"),
+                                  "--listen",   "127.0.0.1:0",         "--export-topology", exported};
+    args.insert(args.end(), more.begin(), more.end());
+    process_ = std::make_unique<testing::Process>(MEDIC_FABSIM_BIN, args);
+    ASSERT_TRUE(testing::eventually([&] { return std::filesystem::exists(exported); }, std::chrono::seconds(30)))
+        << "fabsim did not export its topology:\n"
+        << process_->output();
+    sim = base_of(exported_topology()["switches"][0]["telemetry"]);
+  }
+  nlohmann::json exported_topology() const { return nlohmann::json::parse(testing::read_file(exported)); }
+  std::string output() const { return process_ ? process_->output() : std::string(); }
+  testing::Process& process() { return *process_; }
+
+  std::string exported;  // the topology fabsim exported
+  std::string sim;       // where it serves the switches: "http://127.0.0.1:PORT"
+
+ private:
+  std::unique_ptr<testing::Process> process_;
+};
+
+}  // namespace medic
