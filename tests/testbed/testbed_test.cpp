@@ -7,8 +7,11 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <thread>
 
+#include "remediation/netns_driver.h"
 #include "tests/support/testing.h"
 #include "tests/testbed/testbed_fixture.h"
 
@@ -20,7 +23,73 @@ using namespace std::chrono_literals;
 class Testbed : public TestbedFixture {
  protected:
   std::string mgmt_ns() { return ns("mgmt"); }
+  // r1's next hops towards h2 (198.18.2.0/31), as "dev,dev".
+  std::string r1_hops_to_h2() {
+    const auto [code, out] = testing::run_command(
+        ip_binary(), {"-n", ns("r1"), "-j", "-4", "route", "show", "table", "main", "exact", "198.18.2.0/31"}, 10s);
+    if (code != 0) return "ip failed: " + out;
+    const auto routes = remediation::netns::parse_routes(out, 4);
+    if (!routes.ok() || routes->size() != 1) return "no single route: " + out;
+    std::string devs;
+    for (const auto& h : routes->front().nexthops) devs += (devs.empty() ? "" : ",") + h.dev;
+    return devs;
+  }
+  // A copy of a shipped data file with some values changed.
+  std::string data_file_with(const std::string& name, const std::function<void(nlohmann::json&)>& change) {
+    auto doc = nlohmann::json::parse(testing::read_file(std::string(MEDIC_SOURCE_DIR) + "/data/" + name));
+    change(doc);
+    const std::string path = dir_.file("test-" + name);
+    testing::write_file(path, doc.dump(1));
+    return path;
+  }
 };
+
+// The whole loop on real parts: medicd (no dry run) drains the flapping uplink through the
+// netns driver (r1's ECMP route to h2 loses that next hop), an engineer marks it repaired,
+// the validation soak passes and medicd puts the next hop back and closes the incident.
+TEST_F(Testbed, MedicdDrainsAFlappingUplinkThroughTheNetnsDriverAndPutsItBackAfterRepair) {
+  testing::TestDatabase tdb;
+  const std::string db = tdb.socket_url();
+  // Short damping and a short soak, so the test is not minutes long.
+  const std::string detectors = data_file_with("detectors.json", [](auto& d) { d["flap"]["half_life_s"] = 4; });
+  const std::string policy = data_file_with("remediation.json", [](auto& p) {
+    p["validation"]["soak_s"] = 2;
+    p["verify"]["window_s"] = 10;
+  });
+  ASSERT_EQ(r1_hops_to_h2(), "eth2,eth3");
+  testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
+                                        dir_.file("topology.json"), "--capacity", dir_.file("capacity.json"),
+                                        "--detectors", detectors, "--policy", policy, "--db", db, "--poll-interval",
+                                        "0.5", "--no-probe"});
+  ASSERT_TRUE(testing::eventually([&] { return medicd.output().find("medicd ready") != std::string::npos; }, 30s))
+      << medicd.output();
+  std::this_thread::sleep_for(2s);
+  const auto [code, out] =
+      testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "flap", dir_.path(), "r1", "eth2", "4", "1.0", "0.3"}, 60s);
+  ASSERT_EQ(code, 0) << out;
+
+  const std::string where = "link = 'r1:eth2--c1:eth1'";
+  ASSERT_TRUE(testing::eventually(
+      [&] { return tdb.scalar("SELECT count(*) FROM incidents WHERE " + where + " AND state = 'repair_requested'") == "1"; },
+      60s))
+      << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT drain_state FROM links WHERE name = 'r1:eth2--c1:eth1'"), "drained");
+  EXPECT_EQ(tdb.scalar("SELECT kind || ' ' || state FROM actions WHERE " + where), "drain succeeded");
+  EXPECT_EQ(r1_hops_to_h2(), "eth3") << medicd.output();  // the kernel's route, not our record
+
+  const std::string id = tdb.scalar("SELECT id FROM incidents WHERE " + where);
+  const auto [rc, rout] = testing::run_command(MEDIC_CLI_BIN, {"incidents", "repaired", id, "--db", db, "--by", "test"}, 30s);
+  ASSERT_EQ(rc, 0) << rout;
+  ASSERT_TRUE(testing::eventually(
+      [&] { return tdb.scalar("SELECT state FROM incidents WHERE " + where) == "closed"; }, 90s))
+      << medicd.output();
+  EXPECT_EQ(r1_hops_to_h2(), "eth2,eth3");
+  EXPECT_EQ(tdb.scalar("SELECT string_agg(kind || ' ' || state, ', ' ORDER BY id) FROM actions WHERE " + where),
+            "drain succeeded, undrain succeeded");
+  EXPECT_EQ(tdb.scalar("SELECT drain_state FROM links WHERE name = 'r1:eth2--c1:eth1'"), "undrained");
+  EXPECT_TRUE(medicd.signal(SIGTERM));
+  EXPECT_TRUE(medicd.wait(20s).has_value());
+}
 
 TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {
   testing::TestDatabase tdb;
