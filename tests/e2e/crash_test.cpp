@@ -271,6 +271,9 @@ TEST(E2ECrash, KillNineAtRandomPointsKeepsTheFabricSafe) {
       remediation::with_derived_groups(topo, remediation::CapacityConfig::load_file(capacity));
   ASSERT_GT(groups.groups().size(), topo.groups().size());
   CrashChecker checker(tdb, groups);
+  // The schema exists before the first medicd, which may be killed before it migrates.
+  const auto [mig_status, mig_out] = testing::run_command(MEDIC_CLI_BIN, {"db", "migrate", "--db", tdb.url()});
+  ASSERT_EQ(mig_status, 0) << mig_out;
 
   auto medicd_args = [&](const std::string& name, const std::string& policy_file) {
     return std::vector<std::string>{"--topology", exported, "--db", tdb.url(), "--detectors", dir.file("detectors.json"),
