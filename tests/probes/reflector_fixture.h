@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <thread>
 
@@ -36,6 +37,15 @@ class LoopbackReflector {
   Endpoint endpoint() const { return reflector_->local(); }
   std::string address() const { return endpoint().str(); }
   const ReflectorCounters& counters() const { return reflector_->counters(); }
+  // The reflector counts a probe after its answer has left, so a sender that has every
+  // answer may look before the last count: wait (up to 5 s) for `want`, return what it is.
+  uint64_t reflected_eventually(uint64_t want) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (counters().reflected != want && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return counters().reflected;
+  }
 
  private:
   asio::io_context io_;
