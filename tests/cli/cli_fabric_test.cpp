@@ -49,18 +49,18 @@ TEST_F(CliFabric, GenDemoParsesAsTheGeneratedTopology) {
 }
 
 TEST_F(CliFabric, GenHonoursBaseUrlAndDriver) {
-  const Ran r = medic({"fabric", "gen", "demo", "--base-url", "http://10.1.2.3:9000", "--driver", "dryrun"});
+  const Ran r = medic({"fabric", "gen", "demo", "--base-url", "http://198.18.1.3:9000", "--driver", "dryrun"});
   ASSERT_EQ(r.code, 0) << r.err;
   const fabric::Topology t = fabric::parse_topology(r.out, "stdout");
   const auto& sw = t.device(*t.find_device("ctsw003"));
   EXPECT_EQ(sw.driver_kind, "dryrun");
   EXPECT_EQ(sw.driver_url, "");
-  EXPECT_EQ(sw.telemetry_url, "http://10.1.2.3:9000/s/ctsw003/gnmi");
+  EXPECT_EQ(sw.telemetry_url, "http://198.18.1.3:9000/s/ctsw003/gnmi");
   const auto& tor = t.device(*t.find_device("rtsw0003"));
   EXPECT_EQ(tor.driver_kind, "dryrun");
-  EXPECT_EQ(tor.telemetry_url, "http://10.1.2.3:9000/s/rtsw0003/metrics");
+  EXPECT_EQ(tor.telemetry_url, "http://198.18.1.3:9000/s/rtsw0003/metrics");
   const auto& host = t.device(*t.find_device("host0003"));
-  EXPECT_EQ(host.telemetry_url, "http://10.1.2.3:9000/h/host0003/metrics");
+  EXPECT_EQ(host.telemetry_url, "http://198.18.1.3:9000/h/host0003/metrics");
   EXPECT_EQ(host.driver_kind, "");
 }
 

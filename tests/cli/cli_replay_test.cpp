@@ -623,8 +623,8 @@ TEST(CliTargets, SchemeHostAndPathOfEachUrl) {
   testing::write_file(dir.file("t.json"), R"({
     "switches": [
       {"name": "sw1", "role": "rtsw", "telemetry": "https://sw1.example:9443/gnmi/get", "driver": {"kind": "dryrun"}},
-      {"name": "sw2", "role": "ctsw", "telemetry": "http://10.0.0.2:9100", "driver": {"kind": "dryrun"}},
-      {"name": "sw3", "role": "ctsw", "telemetry": "http://snmp:9116/snmp?target=10.0.0.3%3A161&module=if_mib#x", "driver": {"kind": "dryrun"}}
+      {"name": "sw2", "role": "ctsw", "telemetry": "http://198.18.0.2:9100", "driver": {"kind": "dryrun"}},
+      {"name": "sw3", "role": "ctsw", "telemetry": "http://snmp:9116/snmp?target=198.18.0.3%3A161&module=if_mib#x", "driver": {"kind": "dryrun"}}
     ],
     "hosts": [
       {"name": "h1", "nics": ["nic0"], "telemetry": "http://h1:9100/metrics"},
@@ -647,13 +647,13 @@ TEST(CliTargets, SchemeHostAndPathOfEachUrl) {
   EXPECT_EQ(by["sw1"]["labels"]["__scheme__"], "https");
   EXPECT_EQ(by["sw1"]["labels"]["__metrics_path__"], "/gnmi/get");
   // No path: the root, which is what medicd fetches from that URL.
-  EXPECT_EQ(by["sw2"]["targets"], json::array({"10.0.0.2:9100"}));
+  EXPECT_EQ(by["sw2"]["targets"], json::array({"198.18.0.2:9100"}));
   EXPECT_EQ(by["sw2"]["labels"]["__metrics_path__"], "/");
   // A query string becomes Prometheus' __param_ labels: a '?' in __metrics_path__ would be
   // escaped into the path.
   EXPECT_EQ(by["sw3"]["targets"], json::array({"snmp:9116"}));
   EXPECT_EQ(by["sw3"]["labels"]["__metrics_path__"], "/snmp");
-  EXPECT_EQ(by["sw3"]["labels"]["__param_target"], "10.0.0.3:161");
+  EXPECT_EQ(by["sw3"]["labels"]["__param_target"], "198.18.0.3:161");
   EXPECT_EQ(by["sw3"]["labels"]["__param_module"], "if_mib");
   EXPECT_EQ(by["h1"]["labels"]["role"], "host");
   EXPECT_EQ(by["h1"]["labels"]["__metrics_path__"], "/metrics");
