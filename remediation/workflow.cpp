@@ -153,7 +153,6 @@ bool Workflow::reconcile_one(const ActionRecord& a) {
   f.steps = out.steps;
   f.steps.insert(f.steps.begin(), "reconcile: finishing the undrain");
   f.action.state = "applied";
-  f.undo_on_failure = false;
   if (!store_ok(store_.action_applied(a.id, f.steps), "action_applied")) return false;
   capacity_.set_reserved(a.link, false);
   capacity_.set_drained(a.link, false);
@@ -162,7 +161,7 @@ bool Workflow::reconcile_one(const ActionRecord& a) {
 }
 
 void Workflow::on_update(int64_t incident, fabric::LinkId link, triage::IncidentClass cls,
-                         detectors::Severity severity, double loss, Time at, bool is_new) {
+                         detectors::Severity severity, double loss, Time at) {
   if (link == fabric::kNone || !drainable(cls)) return;
   auto it = cases_.find(incident);
   if (it == cases_.end()) {
@@ -172,7 +171,6 @@ void Workflow::on_update(int64_t incident, fabric::LinkId link, triage::Incident
     c.rec.cls = cls;
     c.rec.state = IncidentState::triaged;
     it = cases_.emplace(incident, std::move(c)).first;
-    (void)is_new;
   }
   Case& c = it->second;
   c.rec.severity = std::max(c.rec.severity, severity);
@@ -194,9 +192,9 @@ std::vector<int64_t> Workflow::tick() {
   const Time now = clock_.now();
   std::vector<int64_t> closed;
   if (!unreconciled_.empty()) reconcile();
-  refresh_cases(now);
+  refresh_cases();
   check_breaker(now);
-  progress_inflight(now, closed);
+  progress_inflight(now);
   for (auto& [id, c] : cases_) {
     if (inflight_.count(c.rec.link) != 0) continue;
     // An action finished but the incident's next state was not written (a crash, a store
@@ -232,8 +230,7 @@ std::vector<int64_t> Workflow::tick() {
 }
 
 // Engineers decide in the database (approve, repaired, dismiss): take their word.
-void Workflow::refresh_cases(Time now) {
-  (void)now;
+void Workflow::refresh_cases() {
   auto rows = store_.open_cases();
   if (!rows.ok()) {
     ++metrics_.store_errors;
@@ -300,8 +297,7 @@ void Workflow::finish(InFlight& f, ActionEnd end, bool drained, const std::strin
   if (snapshot_) snapshot_(f.action.incident_id, f.action.id, f.action.link, "after " + std::string(to_string(f.action.kind)) + " (" + std::string(to_string(end)) + ")");
 }
 
-void Workflow::progress_inflight(Time now, std::vector<int64_t>& closed) {
-  (void)closed;
+void Workflow::progress_inflight(Time now) {
   for (auto it = inflight_.begin(); it != inflight_.end();) {
     InFlight& f = it->second;
     const fabric::LinkId link = f.action.link;
@@ -570,7 +566,6 @@ void Workflow::start_undrain(Case& c, Time now) {
   }
   InFlight f;
   f.action = {*id, c.rec.incident_id, link, ActionKind::undrain, "intent", now, signals_.tx_pps(link)};
-  f.undo_on_failure = false;
   if (snapshot_) snapshot_(c.rec.incident_id, *id, link, "before undrain");
   ActionOutcome out;
   const bool ok = apply_to_link(topology_, drivers_, link, false, out);

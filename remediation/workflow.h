@@ -133,7 +133,7 @@ class Workflow {
 
   // Triage says something about an incident (new, reopened, escalated, or more findings).
   void on_update(int64_t incident, fabric::LinkId link, triage::IncidentClass cls, detectors::Severity severity,
-                 double loss, Time at, bool is_new);
+                 double loss, Time at);
 
   // One pass: engineers' decisions, the breaker, in-flight actions, validation soaks, and
   // new drains. Returns the incidents closed in this pass (triage forgets them).
@@ -156,14 +156,13 @@ class Workflow {
     ActionRecord action;
     Time applied_at{};
     std::vector<std::string> steps;
-    bool undo_on_failure = true;  // a drain that fails verification is rolled back
   };
 
   void reconcile();
   bool reconcile_one(const ActionRecord& a);
-  void refresh_cases(Time now);
+  void refresh_cases();
   void check_breaker(Time now);
-  void progress_inflight(Time now, std::vector<int64_t>& closed);
+  void progress_inflight(Time now);
   void progress_validation(Case& c, Time now);
   void plan_and_drain(Time now);
   void start_drain(Case& c, bool automatic, Time now);

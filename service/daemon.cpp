@@ -52,9 +52,8 @@ std::string DaemonMetrics::render_prometheus() const {
 // What the workflow reads of the fabric: the pipeline's latest counters and the flap detector.
 class Daemon::Signals final : public remediation::LinkSignals {
  public:
-  Signals(const fabric::Topology& topology, const remediation::CapacityModel& capacity, const Pipeline& pipeline,
-          const Clock& clock)
-      : topology_(topology), capacity_(capacity), pipeline_(pipeline), clock_(clock) {}
+  Signals(const fabric::Topology& topology, const remediation::CapacityModel& capacity, const Pipeline& pipeline)
+      : topology_(topology), capacity_(capacity), pipeline_(pipeline) {}
 
   double tx_pps(fabric::LinkId link) const override {
     const auto& l = topology_.link(link);
@@ -95,7 +94,6 @@ class Daemon::Signals final : public remediation::LinkSignals {
   const fabric::Topology& topology_;
   const remediation::CapacityModel& capacity_;
   const Pipeline& pipeline_;
-  const Clock& clock_;
 };
 
 Daemon::Daemon(const DaemonConfig& config, const Clock& clock, int64_t leader_epoch)
@@ -132,7 +130,7 @@ Daemon::Daemon(const DaemonConfig& config, const Clock& clock, int64_t leader_ep
       }
     }
   }
-  signals_ = std::make_unique<Signals>(*capacity_topology_, *capacity_, *pipeline_, clock_);
+  signals_ = std::make_unique<Signals>(*capacity_topology_, *capacity_, *pipeline_);
   workflow_ = std::make_unique<remediation::Workflow>(*topology_, *capacity_, *drivers_, *store_, *signals_, policy,
                                                       clock_);
   workflow_->set_snapshot_hook([this](int64_t incident, int64_t action, fabric::LinkId link, const std::string& why) {
@@ -402,7 +400,7 @@ void Daemon::handle(triage::IncidentUpdate& u, Time now) {
     spdlog::info("incident {} opened: {} ({}) on {}: {}{}", *id, triage::to_string(u.cls),
                  detectors::to_string(u.severity), scope, u.summary, u.suspect.empty() ? "" : "; suspect: " + u.suspect);
     if (u.link != fabric::kNone) take_snapshot(*id, 0, u.link, "incident", "incident opened");
-    to_workflow(*id, u, now, true);
+    to_workflow(*id, u, now);
     return;
   }
   if (u.reopened) {
@@ -414,7 +412,7 @@ void Daemon::handle(triage::IncidentUpdate& u, Time now) {
     ++metrics_.incidents_reopened;
     pipeline_->triage().bind(u, u.incident_id);
     spdlog::info("incident {} reopened: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope, u.summary);
-    to_workflow(u.incident_id, u, now, true);
+    to_workflow(u.incident_id, u, now);
     return;
   }
   if (auto st = db_->add_findings(u, *topology_); !st.ok()) {
@@ -423,12 +421,12 @@ void Daemon::handle(triage::IncidentUpdate& u, Time now) {
     return;
   }
   if (u.escalated()) spdlog::info("incident {} now {}: {}", u.incident_id, detectors::to_string(u.severity), u.summary);
-  to_workflow(u.incident_id, u, now, false);
+  to_workflow(u.incident_id, u, now);
 }
 
-void Daemon::to_workflow(int64_t id, const triage::IncidentUpdate& u, Time now, bool is_new) {
+void Daemon::to_workflow(int64_t id, const triage::IncidentUpdate& u, Time now) {
   const double loss = remediation::loss_estimate(u);
-  workflow_->on_update(id, u.link, u.cls, u.severity, loss, now, is_new);
+  workflow_->on_update(id, u.link, u.cls, u.severity, loss, now);
   if (u.link != fabric::kNone && remediation::drainable(u.cls) && loss > 0) {
     if (auto st = db_->set_loss(id, loss); !st.ok()) {
       ++metrics_.db_errors;

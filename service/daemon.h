@@ -78,7 +78,7 @@ class Daemon {
  private:
   void handle(triage::IncidentUpdate& u, Time now);
   void refresh_maintenance(Time now);
-  void to_workflow(int64_t id, const triage::IncidentUpdate& u, Time now, bool is_new);
+  void to_workflow(int64_t id, const triage::IncidentUpdate& u, Time now);
   void take_snapshot(int64_t incident, int64_t action, fabric::LinkId link, const std::string& scope,
                      const std::string& why);
   void sync_metrics();
