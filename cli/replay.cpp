@@ -1,3 +1,4 @@
+#include "common/files.h"
 #include "cli/replay.h"
 
 #include <algorithm>
@@ -128,14 +129,12 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     std::vector<service::DeviceAnswer> answers;
     std::set<fabric::DeviceId> answered;
     for (size_t i = 0; i < files.size(); ++i) {
-      std::ifstream in(files[i].path, std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      if (!in) {
-        err << "medic: " << files[i].path.string() << ": cannot read\n";
+      auto text = read_data_file(files[i].path.string(), 64u << 20);
+      if (!text.ok()) {
+        err << "medic: " << text.error() << "\n";
         return 1;
       }
-      bodies[i] = ss.str();
+      bodies[i] = std::move(*text);
       payload_bytes += bodies[i].size();
       service::DeviceAnswer a;
       a.device = files[i].device;

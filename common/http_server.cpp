@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <list>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -94,20 +96,67 @@ std::chrono::steady_clock::duration to_steady(double s) {
 
 }  // namespace
 
+// What the registry knows of a session, from any thread.
+struct SessionSlot {
+  std::string ip;
+  std::atomic<bool> idle{true};  // waiting for (or reading) a request, no handler running
+  std::atomic<int64_t> idle_since{0};  // steady clock, ns
+  std::function<void()> evict;         // closes it on its own strand
+};
+
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   asio::io_context& io;
   tcp::acceptor acceptor;
-  HttpHandler handler;
+  AsyncHttpHandler handler;
   HttpServerOptions options;
   std::unique_ptr<ssl::context> tls;  // set when the server speaks HTTPS
   std::atomic<size_t> sessions{0};
-  bool stopped = false;
+  std::atomic<uint64_t> evicted{0};
+  std::atomic<bool> stopped{false};
+  std::mutex registry_mu;
+  std::list<std::weak_ptr<SessionSlot>> registry;
 
-  Impl(asio::io_context& io_, HttpHandler h, HttpServerOptions o)
+  Impl(asio::io_context& io_, AsyncHttpHandler h, HttpServerOptions o)
       : io(io_), acceptor(asio::make_strand(io_)), handler(std::move(h)), options(std::move(o)) {}
 
   void accept();
+  // Room for one more connection from `ip`: true when there is (after closing the
+  // connection idle longest, if a bound is reached), false when every connection is busy.
+  bool make_room(const std::string& ip);
+  void enlist(const std::shared_ptr<SessionSlot>& slot) {
+    std::lock_guard lock(registry_mu);
+    registry.push_back(slot);
+  }
 };
+
+bool HttpServer::Impl::make_room(const std::string& ip) {
+  std::lock_guard lock(registry_mu);
+  size_t total = 0, mine = 0;
+  for (auto it = registry.begin(); it != registry.end();) {
+    auto slot = it->lock();
+    if (!slot) {
+      it = registry.erase(it);
+      continue;
+    }
+    ++total;
+    if (slot->ip == ip) ++mine;
+    ++it;
+  }
+  const bool per_client = options.max_sessions_per_client > 0 && mine >= options.max_sessions_per_client;
+  if (total < options.max_sessions && !per_client) return true;
+  // Close the connection idle longest (from this client when its own bound is the one reached).
+  std::shared_ptr<SessionSlot> oldest;
+  for (const auto& w : registry) {
+    auto slot = w.lock();
+    if (!slot || !slot->idle.load() || (per_client && slot->ip != ip)) continue;
+    if (!oldest || slot->idle_since.load() < oldest->idle_since.load()) oldest = slot;
+  }
+  if (!oldest) return false;
+  oldest->idle.store(false);  // not chosen twice
+  oldest->evict();
+  ++evicted;
+  return true;
+}
 
 namespace {
 
@@ -178,19 +227,43 @@ bool closes_quietly(const beast::error_code& ec) {
 
 // The HTTP exchange, the same over TCP and TLS. Derived provides stream() and
 // finish(graceful), which ends the connection (with a TLS close_notify when graceful).
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string ip_of(const std::string& peer) {
+  const size_t colon = peer.rfind(':');
+  return colon == std::string::npos ? peer : peer.substr(0, colon);
+}
+
 template <class Derived>
 class Session {
  public:
   Session(std::string peer, std::shared_ptr<HttpServer::Impl> server)
-      : server_(std::move(server)), peer_(std::move(peer)) {
+      : server_(std::move(server)), peer_(std::move(peer)), slot_(std::make_shared<SessionSlot>()) {
     ++server_->sessions;
+    slot_->ip = ip_of(peer_);
+    slot_->idle_since = steady_ns();
   }
   ~Session() { --server_->sessions; }
+
+  // Registers the session so it can be closed to make room (from the acceptor's strand).
+  void enlist() {
+    std::weak_ptr<Derived> weak = derived().shared_from_this();
+    slot_->evict = [weak] {
+      if (auto self = weak.lock()) {
+        asio::post(self->stream_executor(), [self] { self->finish(false); });
+      }
+    };
+    server_->enlist(slot_);
+  }
 
  protected:
   Derived& derived() { return static_cast<Derived&>(*this); }
 
   void read() {
+    slot_->idle_since = steady_ns();
+    slot_->idle = true;
     parser_.emplace();
     parser_->body_limit(server_->options.body_limit);
     beast::get_lowest_layer(derived().stream()).expires_after(to_steady(server_->options.read_timeout_s));
@@ -227,14 +300,24 @@ class Session {
     }
     r.body = std::move(req.body());
     r.peer = peer_;
-    HttpResponse resp;
+    slot_->idle = false;
+    const bool keep_alive = req.keep_alive();
+    const unsigned version = req.version();
+    // The reply may come from another thread: it comes back to this session's strand.
+    auto replied = std::make_shared<std::atomic<bool>>(false);
+    HttpRespond reply = [self = derived().shared_from_this(), keep_alive, version, replied](HttpResponse resp) {
+      if (replied->exchange(true)) return;  // once
+      asio::post(self->stream_executor(), [self, resp = std::move(resp), keep_alive, version]() mutable {
+        self->respond(std::move(resp), keep_alive, version);
+      });
+    };
+    const std::string method = r.method, path = r.path;
     try {
-      resp = server_->handler(r);
+      server_->handler(std::move(r), reply);
     } catch (const std::exception& e) {
-      spdlog::error("http handler for {} {} threw: {}", r.method, r.path, e.what());
-      resp = HttpResponse::text(500, std::string("internal error: ") + e.what());
+      spdlog::error("http handler for {} {} threw: {}", method, path, e.what());
+      reply(HttpResponse::text(500, std::string("internal error: ") + e.what()));
     }
-    respond(std::move(resp), req.keep_alive(), req.version());
   }
 
   void respond(HttpResponse resp, bool keep_alive, unsigned version) {
@@ -263,6 +346,7 @@ class Session {
 
   std::shared_ptr<HttpServer::Impl> server_;
   std::string peer_;
+  std::shared_ptr<SessionSlot> slot_;
 
  private:
   beast::flat_buffer buffer_;
@@ -278,6 +362,7 @@ class PlainSession : public Session<PlainSession>, public std::enable_shared_fro
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
   }
   beast::tcp_stream& stream() { return stream_; }
+  auto stream_executor() { return stream_.get_executor(); }
   void finish(bool) {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -297,6 +382,7 @@ class TlsSession : public Session<TlsSession>, public std::enable_shared_from_th
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->handshake(); });
   }
   beast::ssl_stream<beast::tcp_stream>& stream() { return stream_; }
+  auto stream_executor() { return stream_.get_executor(); }
   void finish(bool graceful) {
     if (!graceful) {
       close_socket();
@@ -340,20 +426,30 @@ void HttpServer::Impl::accept() {
                             if (ec != asio::error::operation_aborted) {
                               spdlog::warn("http accept failed: {}", ec.message());
                             }
-                          } else if (self->sessions.load() >= self->options.max_sessions) {
-                            beast::error_code ignored;
+                          } else if (!self->make_room(ip_of(peer_of(socket)))) {
+                            beast::error_code ignored;  // every connection is busy answering
                             socket.close(ignored);
                           } else if (self->tls) {
-                            std::make_shared<TlsSession>(std::move(socket), self)->run();
+                            auto session = std::make_shared<TlsSession>(std::move(socket), self);
+                            session->enlist();
+                            session->run();
                           } else {
-                            std::make_shared<PlainSession>(std::move(socket), self)->run();
+                            auto session = std::make_shared<PlainSession>(std::move(socket), self);
+                            session->enlist();
+                            session->run();
                           }
                           self->accept();
                         });
 }
 
+HttpServer::HttpServer(asio::io_context& io, const std::string& address, uint16_t port, HttpHandler handler,
+                       HttpServerOptions options)
+    : HttpServer(io, address, port,
+                 AsyncHttpHandler([h = std::move(handler)](HttpRequest r, HttpRespond reply) { reply(h(r)); }),
+                 std::move(options)) {}
+
 HttpServer::HttpServer(asio::io_context& io, const std::string& address, uint16_t port,
-                       HttpHandler handler, HttpServerOptions options)
+                       AsyncHttpHandler handler, HttpServerOptions options)
     : impl_(std::make_shared<Impl>(io, std::move(handler), std::move(options))) {
   if (!impl_->options.tls_cert_file.empty() || !impl_->options.tls_key_file.empty()) {
     impl_->tls = make_tls_context(impl_->options.tls_cert_file, impl_->options.tls_key_file);
@@ -387,6 +483,9 @@ std::string HttpServer::address() const {
 }
 
 void HttpServer::start() { impl_->accept(); }
+
+size_t HttpServer::sessions() const { return impl_->sessions.load(); }
+uint64_t HttpServer::evicted() const { return impl_->evicted.load(); }
 
 void HttpServer::stop() {
   if (impl_->stopped) return;

@@ -1,6 +1,10 @@
 // A small HTTP/1.1 server on Boost.Beast, shared by fabsim and medicd's API.
 // One strand per session, a deadline on every read and write, a body limit on input;
 // optionally HTTPS (TLS 1.2 or later, OpenSSL) with the same deadlines and limits.
+// Connections are bounded in all and per client; when a new one would pass a bound, the
+// connection idle longest (waiting for a request) is closed to make room, so a flood of
+// idle connections never locks a health check out. A handler may answer later (an
+// AsyncHttpHandler): slow work runs elsewhere and the server's threads never wait on it.
 #pragma once
 
 #include <cstdint>
@@ -40,12 +44,16 @@ struct HttpResponse {
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+// Answers once, from any thread, by calling the reply function.
+using HttpRespond = std::function<void(HttpResponse)>;
+using AsyncHttpHandler = std::function<void(HttpRequest, HttpRespond)>;
 
 struct HttpServerOptions {
   size_t body_limit = 1 << 20;
-  double read_timeout_s = 30.0;
+  double read_timeout_s = 10.0;   // a whole request, and the wait for the next one on a kept-alive connection
   double write_timeout_s = 30.0;
   size_t max_sessions = 4096;
+  size_t max_sessions_per_client = 0;  // from one address (0: no bound but max_sessions)
   // PEM files; when both are set every session starts with a TLS handshake (bounded by
   // read_timeout_s) and plain HTTP on that port gets its connection closed.
   std::string tls_cert_file;  // the server certificate, then any intermediates
@@ -59,6 +67,8 @@ class HttpServer {
   // certificate and key (throws std::runtime_error naming the file and OpenSSL's reason).
   HttpServer(boost::asio::io_context& io, const std::string& address, uint16_t port,
              HttpHandler handler, HttpServerOptions options = {});
+  HttpServer(boost::asio::io_context& io, const std::string& address, uint16_t port,
+             AsyncHttpHandler handler, HttpServerOptions options = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -68,6 +78,9 @@ class HttpServer {
   bool tls() const;
   void start();
   void stop();
+  // Connections open now, and those closed to make room for new ones since start.
+  size_t sessions() const;
+  uint64_t evicted() const;
 
   struct Impl;
 

@@ -100,6 +100,9 @@ void insert_findings(pqxx::work& w, int64_t incident_id, const std::vector<detec
 // reported its first finding.
 std::string incident_device(const triage::IncidentUpdate& u, const fabric::Topology& t) {
   if (u.device != fabric::kNone) return t.device(u.device).name;
+  // Measurement incidents of medicd's own side name that side.
+  if (u.cls == triage::IncidentClass::prober_fault) return "prober";
+  if (u.cls == triage::IncidentClass::telemetry_outage) return "telemetry collector";
   if (!u.findings.empty() && u.findings.front().device != fabric::kNone) return t.device(u.findings.front().device).name;
   return "";
 }
@@ -143,12 +146,27 @@ std::string redact_url(const std::string& url) {
 }
 
 
-Database::Database(std::string url) : url_(std::move(url)) { connect(); }
+Database::Database(std::string url, DbOptions options) : url_(std::move(url)), options_(options) { connect(); }
 Database::~Database() = default;
+
+bool Database::available() const { return std::chrono::steady_clock::now() >= retry_at_; }
+
+void Database::failed(const std::string& why) {
+  backoff_s_ = backoff_s_ == 0 ? options_.retry_min_s : std::min(options_.retry_max_s, backoff_s_ * 2);
+  retry_at_ = std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(backoff_s_));
+  last_failure_ = why;
+}
+
+void Database::succeeded() {
+  backoff_s_ = 0;
+  retry_at_ = {};
+  last_failure_.clear();
+}
 
 void Database::connect() {
   try {
-    conn_ = std::make_unique<Connection>(url_);
+    conn_ = std::make_unique<Connection>(with_connect_timeout(url_, options_.connect_timeout_s));
   } catch (const std::exception& e) {
     std::string msg = e.what();
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();

@@ -1,6 +1,8 @@
 // The only code that speaks SQL. Every statement is parameterized; every failure of the
 // server comes back as an Error value (and the connection is re-established once per call
-// when it was lost).
+// when it was lost). Every call has a deadline (db/deadline.h); after the server failed to
+// answer, calls fail at once until the retry backoff has passed, so a caller is never held
+// by a database that is gone or hung.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "common/result.h"
 #include "common/time.h"
+#include "db/deadline.h"
 #include "detectors/finding.h"
 #include "fabric/topology.h"
 #include "remediation/executor.h"
@@ -137,12 +140,16 @@ struct LeaderRow {
 class Database {
  public:
   // Connects; throws DbError naming the (redacted) URL and the server's answer.
-  explicit Database(std::string url);
+  explicit Database(std::string url, DbOptions options = {});
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
   const std::string& url() const { return url_; }
+  // False while calls fail at once after the server failed (until the backoff passes).
+  bool available() const;
+  // Why the last call failed on the connection ("" after a success).
+  const std::string& last_failure() const { return last_failure_; }
 
   // Applies every embedded migration not yet recorded, in order, under an advisory lock so
   // several daemons starting at once do not race. Returns the names applied now. Throws
@@ -249,9 +256,16 @@ class Database {
   auto run(const char* what, F&& f) -> decltype(f());
   void connect();
 
+  void failed(const std::string& why);
+  void succeeded();
+
   std::string url_;
+  DbOptions options_;
   struct Connection;  // wraps pqxx::connection (a typedef in libpqxx 6, so not forward-declarable)
   std::unique_ptr<Connection> conn_;
+  std::chrono::steady_clock::time_point retry_at_{};
+  double backoff_s_ = 0;
+  std::string last_failure_;
 };
 
 // remediation::ActionJournal backed by the database.

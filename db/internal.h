@@ -4,10 +4,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <cmath>
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
 
+#include "common/strings.h"
 #include "common/time.h"
 #include "db/database.h"
 
@@ -44,19 +47,46 @@ inline void insert_event(pqxx::work& w, int64_t incident_id, Time at, const std:
 
 template <class F>
 inline auto Database::run(const char* what, F&& f) -> decltype(f()) {
+  if (!available()) {
+    const double left = std::chrono::duration<double>(retry_at_ - std::chrono::steady_clock::now()).count();
+    return Error{std::string(what) + ": database unavailable (" + last_failure_ + "); next try in " +
+                 std::to_string(static_cast<int>(std::ceil(std::max(0.0, left)))) + " s"};
+  }
   for (int attempt = 0; attempt < 2; ++attempt) {
+    bool late = false;
     try {
       if (!conn_ || !conn_->c.is_open()) connect();
-      return f();
+      CallDeadline deadline(conn_->c.sock(), options_.call_timeout_s);
+      try {
+        auto r = f();
+        succeeded();
+        return r;
+      } catch (...) {
+        late = deadline.fired();
+        throw;
+      }
     } catch (const pqxx::broken_connection& e) {
-      spdlog::warn("database connection lost during {}: {}; reconnecting", what, e.what());
       conn_.reset();
-      if (attempt == 1) return Error{std::string(what) + ": connection lost: " + e.what()};
+      std::string why = e.what();
+      while (!why.empty() && why.back() == '\n') why.pop_back();
+      if (late) why = "no answer within " + format_number(options_.call_timeout_s) + " s";
+      spdlog::warn("database connection lost during {}: {}{}", what, why, attempt == 0 && !late ? "; reconnecting" : "");
+      if (attempt == 1 || late) {
+        failed(why);
+        return Error{std::string(what) + ": connection lost: " + why};
+      }
     } catch (const DbError& e) {
+      conn_.reset();
+      failed(e.what());
       return Error{std::string(what) + ": " + e.what()};
     } catch (const std::exception& e) {
       std::string msg = e.what();
       while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+      if (late) {
+        conn_.reset();
+        msg = "no answer within " + format_number(options_.call_timeout_s) + " s";
+        failed(msg);
+      }
       return Error{std::string(what) + ": " + msg};
     }
   }

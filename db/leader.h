@@ -1,24 +1,27 @@
 // Leadership among several medicd: a PostgreSQL session advisory lock held on a connection
 // of its own. The server releases it when that connection ends (a crashed or killed
-// daemon), so another daemon can take over at once.
+// daemon), so another daemon can take over at once. Every call has a deadline
+// (db/deadline.h): a hung server makes the lock look lost, never a caller wait forever.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "common/result.h"
+#include "db/deadline.h"
 
 namespace medic::db {
 
 class LeaderLock {
  public:
   // Connects; throws DbError naming the (redacted) URL.
-  explicit LeaderLock(const std::string& url);
+  explicit LeaderLock(const std::string& url, DbOptions options = {});
   ~LeaderLock();
   LeaderLock(const LeaderLock&) = delete;
   LeaderLock& operator=(const LeaderLock&) = delete;
 
-  // Takes the lock if nobody holds it; true when this process holds it now.
+  // Takes the lock if nobody holds it; true when this process holds it now. Reconnects
+  // first when the lock's connection was lost (the lock went with it).
   Result<bool> try_acquire();
   // Still held: the lock's connection is alive and the server lists the lock as ours.
   bool held();

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/files.h"
 #include "common/json.h"
 #include "common/strings.h"
 
@@ -46,6 +47,16 @@ class Reader {
       fail(path + "." + key, "expected a finite number, got " + it->dump());
     }
     into = it->get<double>();
+  }
+
+  // A whole, non-negative count an int holds.
+  void count(const json& obj, const std::string& path, const char* key, int& into) const {
+    double v = into;
+    number(obj, path, key, v);
+    if (v < 0 || v > 1e9 || v != std::floor(v)) {
+      fail(path + "." + key, "expected a whole number in [0, 1000000000], got " + obj.at(key).dump());
+    }
+    into = static_cast<int>(v);
   }
 
   void seconds_field(const json& obj, const std::string& path, const char* key, Duration& into) const {
@@ -91,45 +102,101 @@ const OpticType* OpticsConfig::type_for(std::string_view optic) const {
   return it == types.end() ? nullptr : &it->second;
 }
 
+bool telemetry_outage(size_t asked, size_t failed, const StaleConfig& c) {
+  return asked > 0 && static_cast<int64_t>(failed) >= c.outage_min_devices &&
+         static_cast<double>(failed) >= c.outage_share * static_cast<double>(asked);
+}
+
 void DetectorConfig::validate(const std::string& source) const {
   auto fail = [&](const std::string& path, const std::string& what) {
     throw ConfigError(source + ": " + path + ": " + what);
+  };
+  // Every threshold has a range a fabric can use; a value outside it (1e308, a negative
+  // count) is a typo, and a detector fed one would never fire or always fire. The lower
+  // bounds keep their own messages below; these are the upper ones.
+  auto num = [](double v) {
+    return v == std::floor(v) && std::fabs(v) < 1e15 ? std::to_string(static_cast<int64_t>(v)) : format_number(v);
+  };
+  auto at_most = [&](const std::string& path, double v, double hi) {
+    if (v > hi) fail(path, "must be at most " + num(hi) + ", got " + format_number(v));
+  };
+  auto in = [&](const std::string& path, double v, double lo, double hi) {
+    if (!(v >= lo && v <= hi)) fail(path, "must be in [" + num(lo) + ", " + num(hi) + "], got " + format_number(v));
+  };
+  auto secs = [&](const std::string& path, Duration d) {
+    if (d.count() <= 0) fail(path, "must be positive");
+    at_most(path, seconds(d), 30 * 86400.0);
   };
   try {
     flap.validate();
   } catch (const ConfigError& e) {
     fail("$.flap", e.what());
   }
+  at_most("$.flap.penalty_per_flap", flap.penalty_per_flap, 1e9);
+  at_most("$.flap.max_penalty", flap.max_penalty, 1e12);
+  secs("$.flap.half_life_s", flap.half_life);
+  secs("$.flap.down_hold_s", flap.down_hold);
   if (!optics.default_type.empty() && optics.types.find(optics.default_type) == optics.types.end()) {
     fail("$.optics.default_type", "names no type in $.optics.types: " + quote(optics.default_type));
   }
   if (optics.hysteresis_db < 0) fail("$.optics.hysteresis_db", "must not be negative");
+  at_most("$.optics.hysteresis_db", optics.hysteresis_db, 20);
   if (!(optics.drift_db > 0)) fail("$.optics.drift_db", "must be positive");
+  at_most("$.optics.drift_db", optics.drift_db, 40);
+  secs("$.optics.drift_baseline_s", optics.drift_baseline);
+  secs("$.optics.drift_recent_s", optics.drift_recent);
+  if (seconds(optics.drift_min_history) < 0 || seconds(optics.drift_min_history) > 30 * 86400.0) {
+    fail("$.optics.drift_min_history_s", "must be in [0, 2592000] s");
+  }
   if (!(optics.drift_recent < optics.drift_baseline)) {
     fail("$.optics.drift_recent_s", "must be shorter than drift_baseline_s");
   }
-  if (corruption.window.count() <= 0) fail("$.corruption.window_s", "must be positive");
+  for (const auto& [name, t] : optics.types) {
+    const std::string p = "$.optics.types." + name;
+    auto band = [&](const char* key, const Band& b, double lo, double hi) {
+      for (const auto& [k, v] : {std::pair{"alarm_low", b.alarm_low}, std::pair{"warn_low", b.warn_low},
+                                 std::pair{"warn_high", b.warn_high}, std::pair{"alarm_high", b.alarm_high}}) {
+        // Unset bounds are infinite (no threshold on that side).
+        if (std::isinf(v)) continue;
+        in(p + "." + key + "." + k, v, lo, hi);
+      }
+    };
+    band("rx_power_dbm", t.rx_power_dbm, -60, 30);
+    band("tx_power_dbm", t.tx_power_dbm, -60, 30);
+    band("temperature_c", t.temperature_c, -60, 200);
+    band("laser_bias_ma", t.laser_bias_ma, 0, 1000);
+    at_most(p + ".max_link_loss_db", t.max_link_loss_db, 100);
+  }
+  secs("$.corruption.window_s", corruption.window);
   if (!(corruption.corrupting > 0 && corruption.corrupting < corruption.critical && corruption.critical < 1)) {
     fail("$.corruption", "need 0 < corrupting < critical < 1");
   }
   if (corruption.min_errors < 1) fail("$.corruption.min_errors", "must be at least 1");
+  at_most("$.corruption.min_errors", corruption.min_errors, 1e9);
   if (!(corruption.discard_rate > 0 && corruption.discard_rate < 1)) {
     fail("$.corruption.discard_rate", "must be in (0, 1)");
   }
   if (!(corruption.congestion_utilization > 0 && corruption.congestion_utilization <= 1)) {
     fail("$.corruption.congestion_utilization", "must be in (0, 1]");
   }
-  if (fec.window.count() <= 0) fail("$.fec.window_s", "must be positive");
+  secs("$.fec.window_s", fec.window);
   if (!(fec.warning_ber > 0 && fec.warning_ber < fec.limit_ber && fec.limit_ber < 1)) {
     fail("$.fec", "need 0 < warning_ber < limit_ber < 1");
   }
   if (!(pfc.pause_rate > 0)) fail("$.pfc.pause_rate", "must be positive");
-  if (pfc.sustain.count() <= 0) fail("$.pfc.sustain_s", "must be positive");
-  if (stale.after.count() <= 0) fail("$.stale.after_s", "must be positive");
+  at_most("$.pfc.pause_rate", pfc.pause_rate, 1e10);
+  secs("$.pfc.sustain_s", pfc.sustain);
+  secs("$.stale.after_s", stale.after);
+  if (!(stale.outage_share > 0 && stale.outage_share <= 1)) fail("$.stale.outage_share", "must be in (0, 1]");
+  in("$.stale.outage_min_devices", stale.outage_min_devices, 1, 1e6);
   if (!(probe.critical_loss > 0 && probe.critical_loss <= 1)) fail("$.probe.critical_loss", "must be in (0, 1]");
   if (!(probe.min_confidence >= 0 && probe.min_confidence <= 1)) fail("$.probe.min_confidence", "must be in [0, 1]");
   if (!(probe.latency_factor > 1)) fail("$.probe.latency_factor", "must be above 1");
+  at_most("$.probe.latency_factor", probe.latency_factor, 1e4);
+  if (seconds(probe.latency_floor) > 100) fail("$.probe.latency_floor_ms", "must be at most 100000");
   if (probe.clear_rounds < 1) fail("$.probe.clear_rounds", "must be at least 1");
+  if (!(probe.outage_share > 0 && probe.outage_share <= 1)) fail("$.probe.outage_share", "must be in (0, 1]");
+  in("$.probe.outage_min_sessions", probe.outage_min_sessions, 1, 1e6);
 }
 
 DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& source) {
@@ -139,6 +206,9 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   Reader r(source);
   if (!doc.is_object()) r.fail("$", "expected an object");
   r.keys(doc, "$", {"version", "flap", "optics", "corruption", "fec", "pfc", "stale", "probe"});
+  if (const auto v = doc.find("version"); v != doc.end() && !(v->is_number_integer() && v->get<int64_t>() == 1)) {
+    r.fail("$.version", "unsupported version " + v->dump() + " (this build reads version 1)");
+  }
   DetectorConfig c;
   bool present = false;
 
@@ -202,11 +272,16 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   r.seconds_field(pfc, "$.pfc", "sustain_s", c.pfc.sustain);
 
   const json& stale = r.object(doc, "$", "stale", present);
-  r.keys(stale, "$.stale", {"after_s"});
+  r.keys(stale, "$.stale", {"after_s", "outage_share", "outage_min_devices"});
   r.seconds_field(stale, "$.stale", "after_s", c.stale.after);
+  r.number(stale, "$.stale", "outage_share", c.stale.outage_share);
+  r.count(stale, "$.stale", "outage_min_devices", c.stale.outage_min_devices);
 
   const json& probe = r.object(doc, "$", "probe", present);
-  r.keys(probe, "$.probe", {"critical_loss", "min_confidence", "latency_factor", "latency_floor_ms", "clear_rounds"});
+  r.keys(probe, "$.probe", {"critical_loss", "min_confidence", "latency_factor", "latency_floor_ms", "clear_rounds",
+                            "outage_share", "outage_min_sessions"});
+  r.number(probe, "$.probe", "outage_share", c.probe.outage_share);
+  r.count(probe, "$.probe", "outage_min_sessions", c.probe.outage_min_sessions);
   r.number(probe, "$.probe", "critical_loss", c.probe.critical_loss);
   r.number(probe, "$.probe", "min_confidence", c.probe.min_confidence);
   r.number(probe, "$.probe", "latency_factor", c.probe.latency_factor);
@@ -228,11 +303,9 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
 }
 
 DetectorConfig DetectorConfig::load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  auto text = read_data_file(path);
+  if (!text.ok()) throw ConfigError(text.error());
+  return parse(*text, path);
 }
 
 }  // namespace medic::detectors

@@ -96,11 +96,24 @@ struct ProbeConfig {
   double latency_factor = 4.0;   // median RTT this many times the fabric's median ...
   Duration latency_floor = std::chrono::microseconds(500);  // ... and at least this much above it
   int clear_rounds = 3;          // rounds without a verdict before a link may be reported again
+  // A probe round in which at least this share of one prober's sessions (and at least
+  // outage_min_sessions) lost probes is the measurement's outage (probes::SchedulerConfig).
+  double outage_share = 0.5;
+  int outage_min_sessions = 4;
 };
 
 struct StaleConfig {
   Duration after = std::chrono::seconds(30);  // no answer for this long: telemetry_stale
+  // A poll in which at least this share of the devices asked (and at least
+  // outage_min_devices of them) did not answer is the collector's outage, not theirs:
+  // no device is judged stale for it, and one telemetry_outage finding is made once it
+  // lasts `after`.
+  double outage_share = 0.5;
+  int outage_min_devices = 3;
 };
+
+// Whether one poll's answers are a telemetry outage (see StaleConfig).
+bool telemetry_outage(size_t asked, size_t failed, const StaleConfig& c);
 
 struct DetectorConfig {
   FlapConfig flap;

@@ -20,6 +20,8 @@ class DetectorSet {
   DetectorSet(const fabric::Topology& topology, const DetectorConfig& config);
 
   void observe(const telemetry::PortDelta& d, std::vector<Finding>& out);
+  // Before a poll's devices: how many were asked, how many of them did not answer.
+  void begin_poll(size_t asked, size_t failed, Time now, std::vector<Finding>& out);
   void observe_poll(fabric::DeviceId device, bool answered, Time now, const std::string& error,
                     std::vector<Finding>& out);
   // After every delta of a poll: checks that need both ends of a link.
@@ -37,6 +39,7 @@ class DetectorSet {
   FecDetector fec_;
   PfcDetector pfc_;
   StaleDetector stale_;
+  InvalidTelemetryDetector invalid_;
 };
 
 }  // namespace medic::detectors

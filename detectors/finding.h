@@ -31,6 +31,11 @@ enum class FindingKind : uint8_t {
   telemetry_stale,     // a device stopped answering
   probe_loss,          // active probes lose packets (gray failure when counters are clean)
   probe_latency,       // active probes see latency far above the fabric's baseline
+  // The measurement, not the fabric (never about a link, never drained):
+  prober_loss,         // a prober lost most of its probes at once, or all alike: the prober's side
+  reflector_loss,      // every probe a device's reflector answers is lost alike: the reflector
+  telemetry_outage,    // most devices unanswered at once: the collector's side
+  telemetry_invalid,   // a device reported counter values no link can produce
   kCount
 };
 inline constexpr size_t kFindingKindCount = static_cast<size_t>(FindingKind::kCount);
@@ -55,6 +60,16 @@ struct Finding {
   fabric::PortId suspect_port = fabric::kNone;
   std::string suspect;
   std::map<std::string, double> evidence;
+  // A measurement finding saying its condition is over (the prober, reflector or collector
+  // works again): the incident it opened closes by itself, since nobody repairs it.
+  bool clears = false;
 };
+
+// The kinds that are about the measurement, not the fabric.
+bool is_measurement(FindingKind k);
+
+// A finding of `kind` and `severity`, begun at `first_seen`, concluded at `observed_at`;
+// the caller adds its scope, summary and evidence.
+Finding make_finding(FindingKind kind, Severity severity, Time first_seen, Time observed_at);
 
 }  // namespace medic::detectors

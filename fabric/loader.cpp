@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/files.h"
 #include "common/json.h"
 #include "common/strings.h"
 
@@ -389,12 +390,9 @@ Topology parse_topology(std::string_view text, const std::string& source) {
 }
 
 Topology load_topology_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TopologyError({path + ": cannot open: " + std::strerror(errno)});
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw TopologyError({path + ": read error"});
-  return parse_topology(ss.str(), path);
+  auto text = read_data_file(path);
+  if (!text.ok()) throw TopologyError({text.error()});
+  return parse_topology(*text, path);
 }
 
 json topology_to_json(const Topology& t) {

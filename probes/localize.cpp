@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <queue>
 
 #include "probes/stats.h"
@@ -119,15 +120,21 @@ struct Candidate {
 //           1 - (1 - loss)^(probes per observation)
 //     confidence = c * d * (a + b) / 2.
 // Losses are as the probes see them: for two-way probes, a link's round trip.
-std::vector<LinkVerdict> localize(const fabric::Topology& topology, std::span<const LinkObservation> links,
-                                  std::span<const PathObservation> paths, const LocalizeConfig& config) {
+namespace {
+
+// The search for lossy links over the observations not dropped (those an endpoint explains).
+std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::span<const LinkObservation> links,
+                                        std::span<const PathObservation> paths, const LocalizeConfig& config,
+                                        const std::vector<uint8_t>& link_dropped,
+                                        const std::vector<uint8_t>& path_dropped) {
   const size_t n_links = topology.links().size();
   std::vector<LinkEvidence> ev(n_links);
   std::vector<LossyObservation> lossy;
   std::vector<Entry> entries;
 
-  for (const LinkObservation& o : links) {
-    if (o.link >= n_links) continue;
+  for (size_t oi = 0; oi < links.size(); ++oi) {
+    const LinkObservation& o = links[oi];
+    if (o.link >= n_links || (!link_dropped.empty() && link_dropped[oi])) continue;
     const Kind kind = classify(o.sent, o.lost, config);
     if (kind == Kind::ignored) continue;
     const uint64_t lost = std::min(o.lost, o.sent);
@@ -151,8 +158,9 @@ std::vector<LinkVerdict> localize(const fabric::Topology& topology, std::span<co
   }
 
   std::vector<LinkId> scratch;
-  for (const PathObservation& o : paths) {
-    if (o.candidates.empty()) continue;
+  for (size_t pi = 0; pi < paths.size(); ++pi) {
+    const PathObservation& o = paths[pi];
+    if (o.candidates.empty() || (!path_dropped.empty() && path_dropped[pi])) continue;
     const Kind kind = classify(o.sent, o.lost, config);
     if (kind == Kind::ignored) continue;
     const uint64_t lost = std::min(o.lost, o.sent);
@@ -384,6 +392,251 @@ std::vector<LinkVerdict> localize(const fabric::Topology& topology, std::span<co
     return x.link < y.link;
   });
   return out;
+}
+
+}  // namespace
+
+std::vector<LinkVerdict> localize(const fabric::Topology& topology, std::span<const LinkObservation> links,
+                                  std::span<const PathObservation> paths, const LocalizeConfig& config) {
+  return localize_links(topology, links, paths, config, {}, {});
+}
+
+// Endpoints, before links. An endpoint E (a prober, or a reflector) is named when
+//  - its observations (not already explained by another endpoint) lose at least 3 probes
+//    with a Wilson lower bound of at least min_loss, as a link's evidence must, and of at
+//    least twice what all the other observations lose (the background: a loaded host's
+//    stray timeouts fall everywhere, not on one endpoint), and a loss rate of at least
+//    min_endpoint_loss;
+//  - they lose alike: with p the pooled loss rate, the dispersion
+//        X = sum over its N observations of (lost - sent p)^2 / (sent p (1 - p))
+//    is within what chance gives a uniform loss, X <= (N - 1) + 3 sqrt(2 (N - 1)) + 3
+//    (chi-square with N - 1 degrees of freedom). Loss concentrated on some of its
+//    observations (a lossy link under some of them) fails this;
+//  - no link explains it more simply: a link that may lie under at least 90% of E's lost
+//    probes and whose observations outside E lose too (at least 3 probes, Wilson lower
+//    bound >= min_loss) explains E's loss and more, and is the simpler cause. Here a link
+//    lies under an observation with the share of its candidate paths that cross it (1 for
+//    a known path or a pinned probe), for E's loss and for the evidence outside E alike.
+//    A link with no lossy observation outside E cannot be told from E: the measurement is
+//    doubted first, and E is named.
+// Endpoints are tried in order of lost probes, again after each one named (its
+// observations leave the evidence, which may make another endpoint's loss uniform).
+Localization localize(const fabric::Topology& topology, std::span<const LinkObservation> links,
+                      std::span<const PathObservation> paths, const LocalizeConfig& config,
+                      std::span<const ProbeEndpoint> endpoints) {
+  Localization result;
+  const size_t n_links = topology.links().size();
+  std::vector<uint8_t> link_dropped(links.size(), 0), path_dropped(paths.size(), 0);
+  if (endpoints.empty()) {
+    result.links = localize_links(topology, links, paths, config, link_dropped, path_dropped);
+    return result;
+  }
+
+  // Every observation that counts, with the links it may have crossed and how surely.
+  struct Obs {
+    uint64_t sent = 0, lost = 0;
+    uint32_t begin = 0, end = 0;  // into `under`
+    uint32_t sender = kNoEndpoint, reflector = kNoEndpoint;
+    bool pinned = false;
+    size_t index = 0;  // into links or paths
+  };
+  std::vector<Obs> obs;
+  std::vector<Entry> under;  // (link, share of the observation's candidates crossing it)
+  std::vector<double> pool_sent(n_links, 0.0), pool_lost(n_links, 0.0);
+  std::vector<LinkId> scratch;
+  auto add = [&](uint64_t sent, uint64_t lost, uint32_t sender, uint32_t reflector, bool pinned, size_t index) -> Obs* {
+    if (classify(sent, lost, config) == Kind::ignored) return nullptr;
+    Obs o;
+    o.sent = sent;
+    o.lost = std::min(lost, sent);
+    o.sender = sender < endpoints.size() ? sender : kNoEndpoint;
+    o.reflector = reflector < endpoints.size() ? reflector : kNoEndpoint;
+    o.pinned = pinned;
+    o.index = index;
+    o.begin = static_cast<uint32_t>(under.size());
+    obs.push_back(o);
+    return &obs.back();
+  };
+  for (size_t i = 0; i < links.size(); ++i) {
+    const LinkObservation& l = links[i];
+    if (l.link >= n_links) continue;
+    if (Obs* o = add(l.sent, l.lost, l.sender, l.reflector, true, i)) {
+      under.push_back({l.link, 1.0});
+      o->end = static_cast<uint32_t>(under.size());
+    }
+  }
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const PathObservation& p = paths[i];
+    if (p.candidates.empty()) continue;
+    Obs* o = add(p.sent, p.lost, p.sender, p.reflector, false, i);
+    if (o == nullptr) continue;
+    scratch.clear();
+    for (const Path& c : p.candidates) {
+      for (const LinkId l : c) {
+        if (l < n_links) scratch.push_back(l);
+      }
+    }
+    std::sort(scratch.begin(), scratch.end());
+    const double n_candidates = static_cast<double>(p.candidates.size());
+    for (size_t a = 0; a < scratch.size();) {
+      size_t b = a;
+      while (b < scratch.size() && scratch[b] == scratch[a]) ++b;
+      under.push_back({scratch[a], std::min(1.0, static_cast<double>(b - a) / n_candidates)});
+      a = b;
+    }
+    o->end = static_cast<uint32_t>(under.size());
+  }
+  uint64_t total_sent = 0, total_lost = 0;  // every observation not explained yet
+  for (const Obs& o : obs) {
+    total_sent += o.sent;
+    total_lost += o.lost;
+    for (uint32_t i = o.begin; i < o.end; ++i) {
+      pool_sent[under[i].link] += static_cast<double>(o.sent) * under[i].weight;
+      pool_lost[under[i].link] += static_cast<double>(o.lost) * under[i].weight;
+    }
+  }
+
+  // Observations by endpoint (CSR).
+  const size_t n_endpoints = endpoints.size();
+  std::vector<uint32_t> offsets(n_endpoints + 1, 0);
+  for (const Obs& o : obs) {
+    if (o.sender != kNoEndpoint) ++offsets[o.sender + 1];
+    if (o.reflector != kNoEndpoint && o.reflector != o.sender) ++offsets[o.reflector + 1];
+  }
+  for (size_t e = 0; e < n_endpoints; ++e) offsets[e + 1] += offsets[e];
+  std::vector<uint32_t> by_endpoint(offsets[n_endpoints]);
+  {
+    std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
+    for (uint32_t i = 0; i < obs.size(); ++i) {
+      if (obs[i].sender != kNoEndpoint) by_endpoint[fill[obs[i].sender]++] = i;
+      if (obs[i].reflector != kNoEndpoint && obs[i].reflector != obs[i].sender) by_endpoint[fill[obs[i].reflector]++] = i;
+    }
+  }
+
+  std::vector<uint8_t> explained(obs.size(), 0), named(n_endpoints, 0), seen(n_links, 0);
+  std::vector<double> mass(n_links, 0.0), in_sent(n_links, 0.0), in_lost(n_links, 0.0);
+  std::vector<LinkId> touched;
+  constexpr double kMinLost = 3;
+  constexpr double kExplainsShare = 0.9;
+
+  // The verdict on endpoint e over its unexplained observations, or nullopt.
+  auto judge = [&](uint32_t e) -> std::optional<EndpointVerdict> {
+    uint64_t S = 0, K = 0;
+    uint32_t N = 0, lossy = 0;
+    for (uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
+      const Obs& o = obs[by_endpoint[i]];
+      if (explained[by_endpoint[i]]) continue;
+      S += o.sent;
+      K += o.lost;
+      ++N;
+      if (o.lost > 0) ++lossy;
+    }
+    if (N == 0 || static_cast<double>(K) < kMinLost) return std::nullopt;
+    const double lower = wilson(K, S, config.z).lower;
+    // Above what everything else loses too (a loaded host's stray timeouts are everywhere).
+    const uint64_t rest_sent = total_sent - std::min(total_sent, S), rest_lost = total_lost - std::min(total_lost, K);
+    const double background = rest_sent > 0 ? static_cast<double>(rest_lost) / static_cast<double>(rest_sent) : 0.0;
+    if (lower < std::max(config.min_loss, 2 * background)) return std::nullopt;
+    const double p = static_cast<double>(K) / static_cast<double>(S);
+    if (p < config.min_endpoint_loss) return std::nullopt;
+    if (N >= 2 && p < 1) {
+      double x = 0;
+      for (uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
+        if (explained[by_endpoint[i]]) continue;
+        const Obs& o = obs[by_endpoint[i]];
+        const double n = static_cast<double>(o.sent);
+        const double d = static_cast<double>(o.lost) - n * p;
+        x += d * d / (n * p * (1 - p));
+      }
+      const double dof = N - 1;
+      if (x > dof + 3 * std::sqrt(2 * dof) + 3) return std::nullopt;  // concentrated, not uniform
+    }
+    // A link under (nearly) all of its loss that also loses elsewhere explains more.
+    touched.clear();
+    for (uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
+      if (explained[by_endpoint[i]]) continue;
+      const Obs& o = obs[by_endpoint[i]];
+      for (uint32_t j = o.begin; j < o.end; ++j) {
+        const Entry& x = under[j];
+        if (!seen[x.link]) {
+          seen[x.link] = 1;
+          touched.push_back(x.link);
+        }
+        mass[x.link] += static_cast<double>(o.lost) * x.weight;
+        in_sent[x.link] += static_cast<double>(o.sent) * x.weight;
+        in_lost[x.link] += static_cast<double>(o.lost) * x.weight;
+      }
+    }
+    bool link_explains = false;
+    for (const LinkId l : touched) {
+      if (!link_explains && mass[l] >= kExplainsShare * static_cast<double>(K)) {
+        const double out_sent = std::max(0.0, pool_sent[l] - in_sent[l]);
+        const double out_lost = std::clamp(pool_lost[l] - in_lost[l], 0.0, out_sent);
+        if (out_sent >= static_cast<double>(config.min_probes) && out_lost >= kMinLost &&
+            wilson_real(out_lost, out_sent, config.z).lower >= config.min_loss) {
+          link_explains = true;
+        }
+      }
+      mass[l] = in_sent[l] = in_lost[l] = 0;
+      seen[l] = 0;
+    }
+    if (link_explains) return std::nullopt;
+    EndpointVerdict v;
+    v.endpoint = e;
+    v.kind = endpoints[e].kind;
+    v.name = endpoints[e].name;
+    v.device = endpoints[e].device;
+    v.loss = p;
+    v.confidence = std::clamp(lower / (lower + config.min_loss), 0.0, 1.0);
+    v.probes = S;
+    v.observations = N;
+    v.lossy_observations = lossy;
+    return v;
+  };
+
+  // Endpoints with lost probes, most first; again after every one named.
+  std::vector<std::pair<uint64_t, uint32_t>> order;
+  for (bool again = true; again;) {
+    again = false;
+    order.clear();
+    for (uint32_t e = 0; e < n_endpoints; ++e) {
+      if (named[e]) continue;
+      uint64_t k = 0;
+      for (uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
+        if (!explained[by_endpoint[i]]) k += obs[by_endpoint[i]].lost;
+      }
+      if (static_cast<double>(k) >= kMinLost) order.push_back({k, e});
+    }
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    for (const auto& [k, e] : order) {
+      auto v = judge(e);
+      if (!v) continue;
+      named[e] = 1;
+      for (uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
+        const uint32_t oi = by_endpoint[i];
+        if (explained[oi]) continue;
+        explained[oi] = 1;
+        const Obs& o = obs[oi];
+        total_sent -= std::min(total_sent, o.sent);
+        total_lost -= std::min(total_lost, o.lost);
+        for (uint32_t j = o.begin; j < o.end; ++j) {
+          pool_sent[under[j].link] -= static_cast<double>(o.sent) * under[j].weight;
+          pool_lost[under[j].link] -= static_cast<double>(o.lost) * under[j].weight;
+        }
+        (o.pinned ? link_dropped : path_dropped)[o.index] = 1;
+      }
+      result.endpoints.push_back(std::move(*v));
+      again = true;
+      break;  // the others' evidence changed: judge them again
+    }
+  }
+  std::sort(result.endpoints.begin(), result.endpoints.end(), [](const EndpointVerdict& a, const EndpointVerdict& b) {
+    return a.loss != b.loss ? a.loss > b.loss : a.endpoint < b.endpoint;
+  });
+  result.links = localize_links(topology, links, paths, config, link_dropped, path_dropped);
+  return result;
 }
 
 }  // namespace medic::probes

@@ -15,6 +15,12 @@
 // cleanly), and when no other link could explain the same lost probes as well (one lossy
 // path and nothing else names nobody). Losses are as the probes see them: a round trip
 // for two-way probes. localize.cpp documents the search and the confidence formula.
+//
+// The measurement is doubted before the fabric: given the endpoints every observation went
+// through (the prober that sent it, the reflector that answered it), an endpoint whose
+// observations all lose alike, and whose loss no single link explains together with loss
+// outside that endpoint, is named instead of any link (a dead reflector, a paused prober).
+// Its observations are then left out of the search for lossy links.
 #pragma once
 
 #include <cstdint>
@@ -27,22 +33,37 @@
 
 namespace medic::probes {
 
+inline constexpr uint32_t kNoEndpoint = UINT32_MAX;
+
+// Where probes leave from (a probe source: "local", "netns:h1") or are answered (the
+// reflector of a device). Observations name theirs by index into the endpoint list.
+struct ProbeEndpoint {
+  enum class Kind : uint8_t { sender, reflector };
+  Kind kind = Kind::sender;
+  std::string name;                         // the probe source, or the reflector's device
+  fabric::DeviceId device = fabric::kNone;  // reflectors: their device
+};
+
 struct LinkObservation {
   fabric::LinkId link = fabric::kNone;
   uint64_t sent = 0;
   uint64_t lost = 0;
+  uint32_t sender = kNoEndpoint, reflector = kNoEndpoint;
 };
 
 struct PathObservation {
   std::vector<Path> candidates;  // usually one (the flow's known path)
   uint64_t sent = 0;
   uint64_t lost = 0;
+  uint32_t sender = kNoEndpoint, reflector = kNoEndpoint;
 };
 
 struct LocalizeConfig {
   double min_loss = 1e-3;   // loss rates below this are not worth localizing
   double z = 2.58;          // Wilson interval width (99%)
   uint64_t min_probes = 20; // fewer probes on an observation: it proves nothing either way
+  // A measurement endpoint is named only when it loses at least this share of its probes.
+  double min_endpoint_loss = 0.001;
 };
 
 struct LinkVerdict {
@@ -54,8 +75,29 @@ struct LinkVerdict {
   std::string method;     // "link-pinned", "path tomography", or both
 };
 
-// Links judged lossy, most confident first.
+// A measurement endpoint judged to lose the probes it sends or answers.
+struct EndpointVerdict {
+  uint32_t endpoint = kNoEndpoint;  // index into the endpoints given to localize()
+  ProbeEndpoint::Kind kind = ProbeEndpoint::Kind::sender;
+  std::string name;
+  fabric::DeviceId device = fabric::kNone;
+  double loss = 0;         // its observations' pooled loss rate
+  double confidence = 0;   // in [0, 1], from the Wilson lower bound as for links
+  uint64_t probes = 0;
+  uint32_t observations = 0, lossy_observations = 0;
+};
+
+struct Localization {
+  std::vector<EndpointVerdict> endpoints;  // measurement faults, most loss first
+  std::vector<LinkVerdict> links;          // links judged lossy, most confident first
+};
+
+// Links judged lossy, most confident first (no endpoints: every loss is the fabric's).
 std::vector<LinkVerdict> localize(const fabric::Topology& topology, std::span<const LinkObservation> links,
                                   std::span<const PathObservation> paths, const LocalizeConfig& config = {});
+// With the observations' endpoints: measurement endpoints first, then links.
+Localization localize(const fabric::Topology& topology, std::span<const LinkObservation> links,
+                      std::span<const PathObservation> paths, const LocalizeConfig& config,
+                      std::span<const ProbeEndpoint> endpoints);
 
 }  // namespace medic::probes

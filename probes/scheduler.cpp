@@ -24,6 +24,8 @@ void SchedulerConfig::validate() const {
   if (!(max_rate > 0)) throw std::invalid_argument("probe rate must be positive");
   if (!(timeout_s > 0)) throw std::invalid_argument("probe timeout must be positive");
   if (window_rounds < 1) throw std::invalid_argument("probe window must be at least one round");
+  if (!(outage_share > 0 && outage_share <= 1)) throw std::invalid_argument("probe outage share must be in (0, 1]");
+  if (outage_min_sessions < 1) throw std::invalid_argument("probe outage minimum sessions must be at least 1");
 }
 
 namespace {
@@ -39,6 +41,7 @@ struct Session {
   std::vector<Path> candidates;  // path sessions
   size_t socket = 0;
   Endpoint target, source;
+  uint32_t sender = kNoEndpoint, reflector = kNoEndpoint;  // measurement endpoints
   uint16_t ssid = 0;
   uint32_t next_seq = 0;
   std::vector<std::pair<uint32_t, Time>> outstanding;  // this round
@@ -61,6 +64,8 @@ struct ProbeScheduler::Impl {
   std::vector<Session> sessions;
   std::vector<Sock> sockets;
   std::unordered_map<uint16_t, std::vector<size_t>> by_ssid;
+  std::vector<ProbeEndpoint> endpoints;  // probe sources, then reflectors
+  std::deque<Time> round_starts;         // of the rounds in the window
   size_t pinned = 0, paths = 0;
   std::thread thread;
   std::atomic<bool> stopping{false};
@@ -119,6 +124,16 @@ Status ProbeScheduler::start() {
     if (!e.ok()) return std::nullopt;
     return *e;
   };
+  std::map<std::string, uint32_t> sender_of;
+  std::map<fabric::DeviceId, uint32_t> reflector_of;
+  auto endpoints_for = [&](Session& s, const std::string& source, fabric::DeviceId reflector) {
+    auto [si, snew] = sender_of.emplace(source, static_cast<uint32_t>(m.endpoints.size()));
+    if (snew) m.endpoints.push_back({ProbeEndpoint::Kind::sender, source, fabric::kNone});
+    auto [ri, rnew] = reflector_of.emplace(reflector, static_cast<uint32_t>(m.endpoints.size()));
+    if (rnew) m.endpoints.push_back({ProbeEndpoint::Kind::reflector, t.device(reflector).name, reflector});
+    s.sender = si->second;
+    s.reflector = ri->second;
+  };
   auto add_session = [&](Session s) {
     s.ssid = static_cast<uint16_t>(m.sessions.size() & 0xffff);
     m.by_ssid[s.ssid].push_back(m.sessions.size());
@@ -144,6 +159,7 @@ Status ProbeScheduler::start() {
         s.socket = *sock;
         s.target = *dst;
         s.source = *src;
+        endpoints_for(s, sender.probe_source, t.port(to).device);
         add_session(std::move(s));
         ++m.pinned;
         break;
@@ -184,6 +200,7 @@ Status ProbeScheduler::start() {
       s.socket = *sock;
       s.target = *dst;
       s.source = *src;
+      endpoints_for(s, sender.probe_source, t.port(f.dst).device);
       add_session(std::move(s));
       ++m.paths;
     }
@@ -270,6 +287,7 @@ Status ProbeScheduler::start() {
         if (s.pinned) s.rtts.emplace_back(0.01);
       }
       const auto start = std::chrono::steady_clock::now();
+      im.round_starts.push_back(clock_.now());
       uint64_t done = 0;
       while (done < total && !im.stopping) {
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -308,16 +326,51 @@ Status ProbeScheduler::start() {
       while (std::chrono::steady_clock::now() < wait_until && !im.stopping) receive(10);
       if (im.stopping) break;
 
-      // Close the round: window sums, link stats, localization.
+      // Close the round. First: did a prober lose this round to the measurement? When most
+      // of one prober's sessions lost probes at once, the prober (or its host, its network,
+      // or every reflector it probes) failed; its counts of this round are left out.
       RoundResult r;
       r.at = clock_.now();
       r.round = ++round;
       r.sessions = n_sessions;
       r.round_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::vector<uint8_t> out_of_round(im.endpoints.size(), 0);
+      {
+        std::vector<ProbeOutage> per(im.endpoints.size());
+        for (const Session& s : im.sessions) {
+          if (s.sender == kNoEndpoint || s.round_sent == 0) continue;
+          ProbeOutage& o = per[s.sender];
+          ++o.sessions;
+          o.sent += s.round_sent;
+          const uint64_t lost = s.round_sent - std::min(s.round_sent, s.round_received);
+          o.lost += lost;
+          if (lost > 0) ++o.lossy_sessions;
+        }
+        for (uint32_t e = 0; e < per.size(); ++e) {
+          ProbeOutage& o = per[e];
+          if (o.sessions == 0 || static_cast<int>(o.lossy_sessions) < cfg.outage_min_sessions ||
+              static_cast<double>(o.lossy_sessions) < cfg.outage_share * static_cast<double>(o.sessions)) {
+            continue;
+          }
+          o.sender = im.endpoints[e].name;
+          out_of_round[e] = 1;
+          ++counters_.outage_rounds;
+          r.outages.push_back(std::move(o));
+        }
+      }
+      // Window sums, link stats, localization.
+      while (static_cast<int>(im.round_starts.size()) > cfg.window_rounds) im.round_starts.pop_front();
+      r.window_from = im.round_starts.front();
       std::vector<LinkObservation> links;
       std::vector<PathObservation> paths;
       for (Session& s : im.sessions) {
-        s.window.push_back({s.round_sent, s.round_sent - std::min(s.round_sent, s.round_received)});
+        const bool left_out = s.sender != kNoEndpoint && out_of_round[s.sender];
+        if (left_out) {
+          s.window.push_back({0, 0});
+          if (s.pinned && !s.rtts.empty()) s.rtts.back().clear();  // late answers, not the link's latency
+        } else {
+          s.window.push_back({s.round_sent, s.round_sent - std::min(s.round_sent, s.round_received)});
+        }
         r.sent += s.round_sent;
         r.received += s.round_received;
         while (static_cast<int>(s.window.size()) > cfg.window_rounds) s.window.pop_front();
@@ -328,7 +381,7 @@ Status ProbeScheduler::start() {
           sum.lost += w.lost;
         }
         if (s.pinned) {
-          links.push_back({s.link, sum.sent, sum.lost});
+          links.push_back({s.link, sum.sent, sum.lost, s.sender, s.reflector});
           QuantileSketch all(0.01);
           for (const auto& q : s.rtts) all.merge(q);
           LinkProbeStats ls;
@@ -343,10 +396,12 @@ Status ProbeScheduler::start() {
           ls.jitter_s = s.jitter;
           r.links.push_back(ls);
         } else {
-          paths.push_back({s.candidates, sum.sent, sum.lost});
+          paths.push_back({s.candidates, sum.sent, sum.lost, s.sender, s.reflector});
         }
       }
-      r.verdicts = localize(topology_, links, paths, cfg.localize);
+      Localization loc = localize(topology_, links, paths, cfg.localize, im.endpoints);
+      r.verdicts = std::move(loc.links);
+      r.endpoints = std::move(loc.endpoints);
       ++counters_.rounds;
       {
         std::lock_guard lock(im.mu);

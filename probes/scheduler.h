@@ -32,6 +32,12 @@ struct SchedulerConfig {
   bool link_pinned = true;
   bool paths = true;
   bool paths_known = true;    // the fabric hashes as EcmpModel does (fabsim); else all ECMP paths are candidates
+  // A round in which at least this share of one prober's sessions (and at least
+  // outage_min_sessions of them) lost probes lost them to the measurement, not the fabric
+  // (a paused prober or reflector host, its network): the prober's counts of that round are
+  // left out of the window and the outage is reported instead.
+  double outage_share = 0.5;
+  int outage_min_sessions = 4;
   PlanConfig plan;
   LocalizeConfig localize;
   uint64_t seed = 1;
@@ -45,14 +51,24 @@ struct LinkProbeStats {
   double rtt_min_s = 0, rtt_p50_s = 0, rtt_p99_s = 0, jitter_s = 0;
 };
 
+// A round one prober lost to the measurement (see SchedulerConfig::outage_share).
+struct ProbeOutage {
+  std::string sender;  // the probe source: "local", "netns:h1"
+  size_t sessions = 0, lossy_sessions = 0;
+  uint64_t sent = 0, lost = 0;
+};
+
 struct RoundResult {
   Time at{};
+  Time window_from{};  // when the oldest round of the window began
   int round = 0;
   uint64_t sent = 0, received = 0;  // this round
   size_t sessions = 0;
-  std::vector<LinkProbeStats> links;   // link-pinned, over the window
-  std::vector<LinkVerdict> verdicts;   // localization over the window
-  double round_s = 0;                  // how long the round took (stretched by the rate cap)
+  std::vector<LinkProbeStats> links;         // link-pinned, over the window
+  std::vector<LinkVerdict> verdicts;         // localization over the window
+  std::vector<EndpointVerdict> endpoints;    // measurement endpoints localization blames
+  std::vector<ProbeOutage> outages;          // probers whose round was left out
+  double round_s = 0;                        // how long the round took (stretched by the rate cap)
 };
 
 struct SchedulerCounters {
@@ -61,6 +77,7 @@ struct SchedulerCounters {
   std::atomic<uint64_t> received{0};
   std::atomic<uint64_t> late_or_foreign{0};  // replies to nothing outstanding
   std::atomic<uint64_t> send_failed{0};
+  std::atomic<uint64_t> outage_rounds{0};  // prober rounds left out as measurement outages
 };
 
 class ProbeScheduler {

@@ -113,6 +113,16 @@ void CapacityModel::set_reserved(fabric::LinkId link, bool reserved) {
   update(link, s);
 }
 
+void CapacityModel::clear_drains() {
+  for (fabric::LinkId l = 0; l < links_.size(); ++l) {
+    if (!links_[l].drained && !links_[l].reserved) continue;
+    State s = links_[l];
+    s.drained = false;
+    s.reserved = false;
+    update(l, s);
+  }
+}
+
 double CapacityModel::fraction_in_service(fabric::GroupId g) const { return fraction(g, available_[g]); }
 
 DrainCheck CapacityModel::check_drain(fabric::LinkId link) const {

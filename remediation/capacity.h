@@ -74,6 +74,9 @@ class CapacityModel {
   // An in-flight drain holds the link's capacity (and a place in the budget) so two
   // concurrent checks cannot both pass.
   void set_reserved(fabric::LinkId link, bool reserved);
+  // Every link undrained and unreserved again (oper states kept), before drain states are
+  // reloaded from the record.
+  void clear_drains();
 
   bool oper_up(fabric::LinkId link) const { return links_[link].oper_up; }
   bool drained(fabric::LinkId link) const { return links_[link].drained; }

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/files.h"
 #include "common/json.h"
 #include "common/strings.h"
 
@@ -72,12 +73,9 @@ CapacityConfig CapacityConfig::parse(std::string_view text, const std::string& s
 }
 
 CapacityConfig CapacityConfig::load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CapacityConfigError(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw CapacityConfigError(path + ": read error");
-  return parse(ss.str(), path);
+  auto text = read_data_file(path);
+  if (!text.ok()) throw CapacityConfigError(text.error());
+  return parse(*text, path);
 }
 
 fabric::Topology with_derived_groups(const fabric::Topology& t, const CapacityConfig& config) {

@@ -1,3 +1,4 @@
+#include "common/files.h"
 #include "remediation/netns_driver.h"
 
 #include <errno.h>
@@ -727,12 +728,9 @@ Result<std::optional<netns::SavedDrain>> NetnsDriver::load_state(const std::stri
     if (ec) return Error{"state file " + path + ": " + ec.message()};
     return std::optional<netns::SavedDrain>{};
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"cannot read state file " + path + ": " + std::strerror(errno)};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Error{"cannot read state file " + path};
-  auto saved = netns::parse_saved(ss.str());
+  auto text = read_data_file(path, 1 << 20);
+  if (!text.ok()) return Error{"state file " + text.error()};
+  auto saved = netns::parse_saved(*text);
   if (!saved.ok()) return Error{"state file " + path + ": " + saved.error()};
   if (saved->interface != interface || saved->netns != netns_) {
     return Error{"state file " + path + " is for " + saved->netns + ":" + saved->interface};

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/files.h"
 #include "common/json.h"
 #include "common/strings.h"
 
@@ -36,6 +37,10 @@ bool drainable(triage::IncidentClass cls) {
     case C::telemetry_stale:
     case C::switch_fault:     // a drain per link would take the switch apart piecemeal
     case C::host_fault:
+    case C::prober_fault:     // the measurement failed, not the fabric: never a drain
+    case C::reflector_fault:
+    case C::telemetry_outage:
+    case C::telemetry_invalid:
     case C::kCount:
       return false;
   }
@@ -113,7 +118,7 @@ RemediationPolicy RemediationPolicy::parse(std::string_view text, const std::str
       if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) fail(path, "unknown key " + quote(k));
     }
   };
-  keys(doc, "$", {"version", "classes", "rate_limits", "breaker", "verify", "validation"});
+  keys(doc, "$", {"version", "classes", "rate_limits", "breaker", "blast_radius", "verify", "validation"});
   if (const auto v = doc.find("version"); v != doc.end() && (!v->is_number_integer() || *v != 1)) {
     fail("$.version", "unsupported version " + v->dump() + " (this build reads version 1)");
   }
@@ -151,11 +156,22 @@ RemediationPolicy RemediationPolicy::parse(std::string_view text, const std::str
     if (const auto i = b->find("incidents"); i != b->end()) p.breaker_incidents = count_field(*i, "$.breaker.incidents", 1, 1000000, fail);
     if (const auto w = b->find("window_s"); w != b->end()) p.breaker_window = seconds_field(*w, "$.breaker.window_s", 1, 86400, fail);
   }
+  if (const auto b = doc.find("blast_radius"); b != doc.end()) {
+    keys(*b, "$.blast_radius", {"drains", "share"});
+    if (const auto d = b->find("drains"); d != b->end()) p.blast_drains = count_field(*d, "$.blast_radius.drains", 1, 1000000, fail);
+    if (const auto f = b->find("share"); f != b->end()) {
+      if (!f->is_number() || !(f->get<double>() > 0 && f->get<double>() <= 1)) {
+        fail("$.blast_radius.share", "expected a share of the fabric's links in (0, 1], got " + f->dump());
+      }
+      p.blast_share = f->get<double>();
+    }
+  }
   if (const auto v = doc.find("verify"); v != doc.end()) {
     keys(*v, "$.verify", {"window_s", "min_pps", "moved_fraction"});
     if (const auto w = v->find("window_s"); w != v->end()) p.verify_window = seconds_field(*w, "$.verify.window_s", 0.1, 3600, fail);
     if (const auto m = v->find("min_pps"); m != v->end()) {
       if (!m->is_number() || m->get<double>() < 0) fail("$.verify.min_pps", "expected packets per second >= 0, got " + m->dump());
+      if (m->get<double>() > 1e12) fail("$.verify.min_pps", "expected at most 1000000000000 packets per second, got " + m->dump());
       p.verify_min_pps = m->get<double>();
     }
     if (const auto m = v->find("moved_fraction"); m != v->end()) {
@@ -174,12 +190,9 @@ RemediationPolicy RemediationPolicy::parse(std::string_view text, const std::str
 }
 
 RemediationPolicy RemediationPolicy::load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PolicyError(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw PolicyError(path + ": read error");
-  return parse(ss.str(), path);
+  auto text = read_data_file(path);
+  if (!text.ok()) throw PolicyError(text.error());
+  return parse(*text, path);
 }
 
 }  // namespace medic::remediation

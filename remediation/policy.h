@@ -52,6 +52,13 @@ struct RemediationPolicy {
   // The breaker opens when more than `breaker_incidents` incidents open within the window.
   int breaker_incidents = 20;
   Duration breaker_window = std::chrono::minutes(5);
+  // The blast-radius cap, judged before a pass drains anything: when the automatic drains
+  // one pass would start are more than `blast_drains`, or more than `blast_share` of the
+  // fabric's links (rounded up, at least one), none is started: all go to the repair queue
+  // and the breaker opens.
+  // Many links failing at once is more likely the measurement, or one cause upstream.
+  int blast_drains = 8;
+  double blast_share = 0.05;
   // After a drain the link's traffic must fall below `verify_moved_fraction` of what it
   // carried (or below `verify_min_pps`) within `verify_window`; links carrying less than
   // `verify_min_pps` before have nothing to show.

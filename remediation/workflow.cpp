@@ -87,6 +87,15 @@ Status Workflow::start() {
   return Ok{};
 }
 
+Status Workflow::restart() {
+  cases_.clear();
+  inflight_.clear();
+  unreconciled_.clear();
+  recent_drains_.clear();
+  breaker_ = {};
+  return start();
+}
+
 void Workflow::reconcile() {
   std::vector<ActionRecord> left;
   for (const auto& a : unreconciled_) {
@@ -485,9 +494,34 @@ void Workflow::plan_and_drain(Time now) {
   }
   if (candidates.empty()) return;
   const DrainPlan plan = plan_drains(capacity_, candidates);
+  // The blast-radius cap, before anything is touched: too many automatic drains at once
+  // is more likely the measurement, or one cause upstream, than that many bad links.
+  size_t wanted = 0;
+  for (const auto& d : plan.drain) wanted += automatic[d.incident_id] ? 1 : 0;
+  // At least one drain: the share of a small fabric's links may be less than one link.
+  const double share_cap = std::max(1.0, std::ceil(policy_.blast_share * static_cast<double>(topology_.links().size())));
+  const bool capped = wanted > static_cast<size_t>(policy_.blast_drains) || static_cast<double>(wanted) > share_cap;
+  if (capped) {
+    const std::string reason = "blast radius: " + std::to_string(wanted) + " automatic drains wanted in one pass (cap " +
+                               std::to_string(policy_.blast_drains) + ", and " + format_number(share_cap) + ": " +
+                               format_percent(policy_.blast_share) + " of " + std::to_string(topology_.links().size()) +
+                               " links)";
+    if (!breaker_.open && store_ok(store_.open_breaker(now, reason), "open_breaker")) {
+      breaker_.open = true;
+      breaker_.opened_at = now;
+      breaker_.reason = reason;
+      ++metrics_.breaker_trips;
+      spdlog::error("{}: none is drained; everything goes to the repair queue and the breaker opens", reason);
+    }
+    for (auto& [id, c] : cases_) {
+      if (!automatic.count(id) || !automatic[id]) continue;
+      if (c.rec.state != IncidentState::pending_approval) ++metrics_.queued_for_approval;
+      set_state(c, IncidentState::pending_approval, now, reason);
+    }
+  }
   for (const auto& w : plan.wait) {
     auto it = cases_.find(w.candidate.incident_id);
-    if (it == cases_.end()) continue;
+    if (it == cases_.end() || (capped && automatic[w.candidate.incident_id])) continue;
     if (it->second.written_reason != w.reason) {
       ++metrics_.refusals;
       spdlog::warn("incident {}: drain of {} waits: {}", it->first, topology_.link(w.candidate.link).name, w.reason);
@@ -497,7 +531,7 @@ void Workflow::plan_and_drain(Time now) {
   }
   for (const auto& d : plan.drain) {
     auto it = cases_.find(d.incident_id);
-    if (it == cases_.end()) continue;
+    if (it == cases_.end() || (capped && automatic[d.incident_id])) continue;  // queued above
     if (automatic[d.incident_id]) {
       if (const std::string limited = rate_limited(d.link, now); !limited.empty()) {
         set_state(it->second, IncidentState::blocked, now, limited);

@@ -130,6 +130,10 @@ class Workflow {
   // model. An action whose switch cannot be reached stays unfinished (its link counted as
   // drained) and is retried on every tick.
   Status start();
+  // Forgets everything in memory and starts again from the store (leading again after the
+  // lock was lost: another daemon may have acted meanwhile). The capacity model's drain
+  // states must have been reloaded first.
+  Status restart();
 
   // Triage says something about an incident (new, reopened, escalated, or more findings).
   void on_update(int64_t incident, fabric::LinkId link, triage::IncidentClass cls, detectors::Severity severity,

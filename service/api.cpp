@@ -96,11 +96,62 @@ load();setInterval(load,5000);
 
 }  // namespace
 
-Api::Api(std::string db_url, std::string token) : db_url_(std::move(db_url)), token_(std::move(token)) {}
-Api::~Api() = default;
+Api::Api(std::string db_url, std::string token, db::DbOptions options, size_t queue_limit)
+    : db_url_(std::move(db_url)), token_(std::move(token)), options_(options), queue_limit_(queue_limit) {
+  worker_ = std::thread([this] {
+    std::unique_lock lock(queue_mu_);
+    while (true) {
+      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      auto [req, reply] = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      auto res = handle(req);
+      reply(res ? std::move(*res) : error(404, "no such path: " + req.path));
+      lock.lock();
+    }
+  });
+}
+
+Api::~Api() {
+  {
+    std::lock_guard lock(queue_mu_);
+    stopping_ = true;
+    for (auto& [req, reply] : queue_) reply(error(503, "medicd is stopping"));
+    queue_.clear();
+  }
+  queue_cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+bool Api::owns(const std::string& path) { return path == "/" || path.rfind("/api/", 0) == 0; }
+
+bool Api::submit(HttpRequest r, HttpRespond reply) {
+  if (!owns(r.path)) return false;
+  std::lock_guard lock(queue_mu_);
+  if (stopping_) {
+    reply(error(503, "medicd is stopping"));
+  } else if (queue_.size() >= queue_limit_) {
+    reply(error(503, "busy: " + std::to_string(queue_.size()) + " requests wait for the database"));
+  } else {
+    queue_.emplace_back(std::move(r), std::move(reply));
+    queue_cv_.notify_one();
+  }
+  return true;
+}
 
 db::Database& Api::db() {
-  if (!db_) db_ = std::make_unique<db::Database>(db_url_);
+  if (!db_) {
+    // A database that could not be reached is not tried again for every request.
+    if (std::chrono::steady_clock::now() < connect_after_) throw db::DbError(connect_error_ + " (not retried yet)");
+    try {
+      db_ = std::make_unique<db::Database>(db_url_, options_);
+    } catch (const db::DbError& e) {
+      connect_error_ = e.what();
+      connect_after_ = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      throw;
+    }
+  }
   return *db_;
 }
 
@@ -116,7 +167,7 @@ std::string Api::authorize(const HttpRequest& r) const {
 
 std::optional<HttpResponse> Api::handle(const HttpRequest& r) {
   const std::string& p = r.path;
-  if (p != "/" && p.rfind("/api/", 0) != 0) return std::nullopt;
+  if (!owns(p)) return std::nullopt;
   std::lock_guard lock(mu_);
   try {
     if (p == "/") {

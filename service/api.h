@@ -14,10 +14,14 @@
 // 405 (method), 409 (the incident's state does not allow it).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/http_server.h"
@@ -31,11 +35,18 @@ std::string waits_for(const std::string& state);
 // The queue as `medic queue --json` and GET /api/queue print it.
 nlohmann::json queue_json(const std::vector<db::CaseRow>& cases);
 
+// Database work runs on the API's own thread, one request at a time, each call under the
+// database's deadline; requests wait in a bounded queue (503 when it is full). The HTTP
+// server's threads never wait on the database, so /healthz and /metrics always answer.
 class Api {
  public:
-  Api(std::string db_url, std::string token);
+  Api(std::string db_url, std::string token, db::DbOptions options = {}, size_t queue_limit = 64);
   ~Api();
-  // Handles /, /api/...; nullopt for any other path (the caller's 404 or its own routes).
+  // Whether the path is the API's (/ and /api/...).
+  static bool owns(const std::string& path);
+  // Answers on the API's thread through `reply`; false for a path that is not the API's.
+  bool submit(HttpRequest r, HttpRespond reply);
+  // Answers on the caller's thread; nullopt for any other path (the caller's 404 or its own routes).
   std::optional<HttpResponse> handle(const HttpRequest& r);
 
  private:
@@ -46,8 +57,18 @@ class Api {
 
   std::string db_url_;
   std::string token_;
+  db::DbOptions options_;
   std::mutex mu_;
   std::unique_ptr<db::Database> db_;
+  std::chrono::steady_clock::time_point connect_after_{};  // after a failed connect
+  std::string connect_error_;
+
+  size_t queue_limit_;
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<std::pair<HttpRequest, HttpRespond>> queue_;
+  bool stopping_ = false;
+  std::thread worker_;
 };
 
 }  // namespace medic::service

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "common/strings.h"
+#include "fabric/loader.h"
 
 #ifndef MEDIC_DATA_DIR
 #define MEDIC_DATA_DIR "data"
@@ -39,6 +40,26 @@ DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
   if (s_.probe_per_round < 1 || s_.probe_per_round > 10000) bad("--probe-per-round must be within [1, 10000]");
   if (!(s_.probe_timeout_s >= 0.01 && s_.probe_timeout_s <= 60)) bad("--probe-timeout must be within [0.01, 60] seconds");
   prober().validate();
+  if (!(s_.db_timeout_s >= 0.1 && s_.db_timeout_s <= 600)) bad("--db-timeout must be within [0.1, 600] seconds");
+  if (!(s_.db_connect_timeout_s >= 2 && s_.db_connect_timeout_s <= 600)) bad("--db-connect-timeout must be within [2, 600] seconds");
+  if (s_.pending_limit < 1 || s_.pending_limit > 10'000'000) bad("--pending-limit must be within [1, 10000000]");
+}
+
+db::DbOptions DaemonConfig::db() const {
+  db::DbOptions o;
+  o.call_timeout_s = s_.db_timeout_s;
+  o.connect_timeout_s = s_.db_connect_timeout_s;
+  return o;
+}
+
+LoadedFiles LoadedFiles::load(const DaemonSettings& s) {
+  LoadedFiles f;
+  f.topology = std::make_shared<const fabric::Topology>(fabric::load_topology_file(s.topology_path));
+  f.counter_map = std::make_shared<const telemetry::CounterMap>(telemetry::CounterMap::load_file(s.counter_map_path));
+  f.detectors = detectors::DetectorConfig::load_file(s.detectors_path);
+  f.capacity = remediation::CapacityConfig::load_file(s.capacity_path);
+  f.policy = remediation::RemediationPolicy::load_file(s.policy_path);
+  return f;
 }
 
 probes::SchedulerConfig DaemonConfig::prober() const {

@@ -1,10 +1,17 @@
 // medicd's configuration: parsed once, validated in full, immutable afterwards.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "common/time.h"
+#include "db/deadline.h"
+#include "detectors/config.h"
+#include "fabric/topology.h"
 #include "probes/scheduler.h"
+#include "remediation/capacity_config.h"
+#include "remediation/policy.h"
+#include "telemetry/mapping.h"
 #include "triage/triage.h"
 
 namespace medic::service {
@@ -37,6 +44,11 @@ struct DaemonSettings {
   int probe_per_round = 10;
   double probe_timeout_s = 1.0;
   bool probe_paths_unknown = false;  // the fabric's ECMP hash is not the model's: weigh every path
+  // The database: every call under a deadline, so a hung server never holds a thread.
+  double db_timeout_s = 5;           // one call (a transaction), from start to answer
+  double db_connect_timeout_s = 5;
+  // What medicd keeps of what it found while it cannot record it (database down, lock lost).
+  size_t pending_limit = 10000;
 };
 
 class DaemonConfig {
@@ -48,9 +60,23 @@ class DaemonConfig {
   Duration poll_interval() const { return from_seconds(s_.poll_interval_s); }
   triage::TriageConfig triage() const;
   probes::SchedulerConfig prober() const;
+  db::DbOptions db() const;
 
  private:
   DaemonSettings s_;
+};
+
+// Every file medicd reads, parsed and validated once at start-up, before it connects to
+// the database or waits for the leader lock: a bad file stops it at once (exit 2), never
+// later at a takeover. Throws the loaders' errors, each naming the file and the problem.
+struct LoadedFiles {
+  std::shared_ptr<const fabric::Topology> topology;
+  std::shared_ptr<const telemetry::CounterMap> counter_map;
+  detectors::DetectorConfig detectors;
+  remediation::CapacityConfig capacity;
+  remediation::RemediationPolicy policy;
+
+  static LoadedFiles load(const DaemonSettings& s);
 };
 
 // The data directory of this source tree (for data/counter_map.json).

@@ -1,4 +1,5 @@
-// medicd: the fabric-medic daemon.
+// medicd: the fabric-medic daemon. The one place of wiring: every file is parsed once,
+// the database migrated once, each module built once and handed what it needs.
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
@@ -11,31 +12,72 @@
 #include <thread>
 
 #include "common/asio.h"
+#include "common/files.h"
 #include "common/http_client.h"
 #include "common/http_server.h"
 #include "common/strings.h"
 #include "db/database.h"
-#include "db/leader.h"
+#include "detectors/config.h"
 #include "fabric/loader.h"
+#include "remediation/capacity_config.h"
+#include "remediation/policy.h"
 #include "service/api.h"
 #include "service/config.h"
 #include "service/daemon.h"
-#include "detectors/config.h"
-#include "remediation/capacity_config.h"
-#include "remediation/policy.h"
+#include "service/leadership.h"
 #include "telemetry/mapping.h"
 
 using namespace medic;
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-void on_stop_signal(int) { g_stop = true; }
-
 std::string default_name() {
   char host[256] = {0};
   if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = 0;
   return std::string(host[0] != 0 ? host : "medicd") + ":" + std::to_string(::getpid());
+}
+
+// A secret from --X-file FILE, or the environment, or --X: never only the command line
+// (visible in ps) when a file or the environment can carry it.
+std::string secret(const std::string& flag_value, const std::string& file, const char* env, const char* what) {
+  if (!file.empty()) {
+    auto text = read_data_file(file, 64 * 1024);
+    if (!text.ok()) throw std::invalid_argument(std::string(what) + " file: " + text.error());
+    std::string t = std::string(trim(*text));
+    if (t.empty()) throw std::invalid_argument(std::string(what) + " file " + file + " is empty");
+    if (t.find('\n') != std::string::npos) throw std::invalid_argument(std::string(what) + " file " + file + " holds more than one line");
+    return t;
+  }
+  if (!flag_value.empty()) return flag_value;
+  if (const char* e = std::getenv(env)) return e;
+  return "";
+}
+
+// What /healthz says: 200 when this daemon does its job (leads and polls, or stands by
+// while another leads), 503 with the reason when it does not.
+HttpResponse health(const service::LeadershipState& l, const service::DaemonMetrics& m, double stale_after_s) {
+  using service::Role;
+  const int64_t last = m.last_cycle_ns.load();
+  const double since = last == 0 ? -1
+                                 : std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch() -
+                                                                 std::chrono::nanoseconds(last))
+                                       .count();
+  const std::string cycle = since < 0 ? "no poll cycle finished yet" : "last poll cycle " + format_number(std::round(since * 10) / 10) + " s ago";
+  if (l.role == Role::standby) return HttpResponse::text(200, "ok: standby, " + l.leader + " leads");
+  if (since > stale_after_s || (since < 0 && l.role == Role::leader)) {
+    return HttpResponse::text(503, "unhealthy: the poll loop is stuck: " + cycle + " (expected within " +
+                                       format_number(stale_after_s) + " s)");
+  }
+  if (!l.db_up) {
+    return HttpResponse::text(503, "unhealthy: the database does not answer (" + l.db_error +
+                                       "); polling and detecting, " + std::to_string(m.pending_records.load()) +
+                                       " records wait, nothing is acted on; " + cycle);
+  }
+  if (l.role != Role::leader) {
+    return HttpResponse::text(503, "unhealthy: " + std::string(to_string(l.role)) +
+                                       ": the leader lock is not held; polling and detecting, nothing is acted on; " + cycle);
+  }
+  return HttpResponse::text(200, "ok: leader (epoch " + std::to_string(l.epoch) + "); " + cycle);
 }
 
 }  // namespace
@@ -58,8 +100,12 @@ int main(int argc, char** argv) {
   app.add_option("--backoff-max", s.backoff_max_s, "longest wait in seconds before retrying a failing device");
   app.add_option("--run-for", s.run_for_s, "stop after this many seconds (0: until SIGINT/SIGTERM)");
   app.add_flag("--dry-run", s.dry_run, "never touch a switch: record what would be drained");
-  app.add_option("--http", s.http_listen, "serve /healthz and /metrics on this loopback ADDR:PORT");
-  app.add_option("--driver-token", s.driver_token, "bearer token for the switches' JSON-RPC drain API");
+  app.add_option("--http", s.http_listen, "serve /healthz, /metrics, the repair queue page and API on ADDR:PORT");
+  std::string driver_token_file;
+  app.add_option("--driver-token", s.driver_token,
+                 "bearer token for the switches' JSON-RPC drain API (visible in ps: prefer --driver-token-file or "
+                 "$MEDIC_DRIVER_TOKEN)");
+  app.add_option("--driver-token-file", driver_token_file, "file holding the drain API's bearer token");
   app.add_option("--driver-ca", s.driver_ca,
                  "PEM CA bundle to verify the switches' https:// drain API with (default: the system's CAs)")
       ->check(CLI::ExistingFile);
@@ -67,9 +113,11 @@ int main(int argc, char** argv) {
   app.add_option("--policy", s.policy_path, "remediation policy (default: data/remediation.json)");
   app.add_option("--name", s.name, "this daemon's name in the leader row and its actions (default: HOST:PID)");
   app.add_option("--snapshot-retention", s.snapshot_retention_days, "days snapshots are kept (0: forever)");
-  std::string api_token;
+  std::string api_token, api_token_file;
   app.add_option("--api-token", api_token,
-                 "bearer token for decisions over HTTP (approve, reject, repaired, breaker reset); none: CLI only");
+                 "bearer token for decisions over HTTP (approve, reject, repaired, breaker reset); none: CLI only "
+                 "(visible in ps: prefer --api-token-file or $MEDIC_API_TOKEN)");
+  app.add_option("--api-token-file", api_token_file, "file holding the bearer token for decisions over HTTP");
   bool no_standby = false;
   app.add_flag("--no-standby", no_standby, "exit (status 3) instead of waiting when another medicd leads");
   bool no_probe = false;
@@ -80,6 +128,10 @@ int main(int argc, char** argv) {
   app.add_option("--probe-timeout", s.probe_timeout_s, "seconds after which an unanswered probe is lost");
   app.add_flag("--probe-paths-unknown", s.probe_paths_unknown,
                "the fabric's ECMP hash is not fabric-medic's model: a path probe could have taken any path");
+  app.add_option("--db-timeout", s.db_timeout_s, "seconds one database call may take before it is given up");
+  app.add_option("--db-connect-timeout", s.db_connect_timeout_s, "seconds a database connection may take (at least 2)");
+  app.add_option("--pending-limit", s.pending_limit,
+                 "findings and incident updates kept while they cannot be recorded (oldest dropped first)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   CLI11_PARSE(app, argc, argv);
@@ -90,102 +142,80 @@ int main(int argc, char** argv) {
   curl_global_setup();
 
   try {
+    s.driver_token = secret(s.driver_token, driver_token_file, "MEDIC_DRIVER_TOKEN", "--driver-token");
+    api_token = secret(api_token, api_token_file, "MEDIC_API_TOKEN", "--api-token");
     const service::DaemonConfig config(s);
+    const auto& settings = config.settings();
+    // Every file, once, before the database or the lock is waited on.
+    const service::LoadedFiles files = service::LoadedFiles::load(settings);
     SystemClock clock;
     const auto started = std::chrono::steady_clock::now();
     auto out_of_time = [&] {
       return s.run_for_s > 0 && std::chrono::steady_clock::now() - started >= std::chrono::duration<double>(s.run_for_s);
     };
 
-    // Bad files stop medicd before it touches the database (the daemon loads them again).
-    (void)fabric::load_topology_file(config.settings().topology_path);
-    (void)remediation::CapacityConfig::load_file(config.settings().capacity_path);
-    (void)remediation::RemediationPolicy::load_file(config.settings().policy_path);
-
-    // Leadership: only the holder of the advisory lock acts; the others wait on standby.
-    int64_t epoch = 0;
-    std::unique_ptr<db::LeaderLock> lock_holder;
     {
-      db::Database db(s.db_url);
-      lock_holder = std::make_unique<db::LeaderLock>(s.db_url);
-      db::LeaderLock& lock = *lock_holder;
+      db::Database db(settings.db_url, config.db());
       for (const auto& name : db.migrate()) spdlog::info("applied migration {}", name);
-      std::signal(SIGINT, on_stop_signal);
-      std::signal(SIGTERM, on_stop_signal);
-      bool said = false;
-      while (true) {
-        auto got = lock.try_acquire();
-        if (!got.ok()) throw std::runtime_error(got.error());
-        if (*got) break;
-        if (!s.standby) {
-          std::fprintf(stderr, "medicd: another medicd leads (advisory lock held); --no-standby given, exiting\n");
-          return 3;
-        }
-        if (!said) {
-          auto l = db.leader();
-          spdlog::info("medicd {}: standby, {} leads", s.name,
-                       l.ok() && l->has_value() ? (*l)->daemon + " (epoch " + std::to_string((*l)->epoch) + ")" : "another daemon");
-          said = true;
-        }
-        if (g_stop || out_of_time()) {
-          spdlog::info("medicd {}: stopping while on standby", s.name);
-          return 0;
-        }
-        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(s.poll_interval_s, 1.0)));
-      }
-      auto e = db.claim_leadership(s.name, clock.now());
-      if (!e.ok()) throw std::runtime_error(e.error());
-      epoch = *e;
-      spdlog::info("medicd {}: leader (epoch {})", s.name, epoch);
-      std::signal(SIGINT, SIG_DFL);
-      std::signal(SIGTERM, SIG_DFL);
-      if (g_stop) return 0;
     }
-    service::Daemon daemon(config, clock, epoch);
-    db::LeaderLock& lock = *lock_holder;
+    // Leadership: only the holder of the advisory lock acts; the others stand by.
+    service::Leadership leadership(settings.db_url, settings.name, config.db(), clock);
+    const service::LeadershipState first = leadership.check_now();
+    if (first.role == service::Role::standby && !s.standby) {
+      std::fprintf(stderr, "medicd: another medicd leads (advisory lock held); --no-standby given, exiting\n");
+      return 3;
+    }
+    leadership.start(std::chrono::seconds(1));
+    service::Daemon daemon(config, files, clock);
 
-    // The HTTP endpoint has its own thread so a slow poll never delays /healthz.
+    // The HTTP endpoint has its own threads; the API's database work runs on the API's own
+    // thread, so a slow poll or a hung database never delays /healthz or /metrics.
     asio::io_context http_io;
     std::unique_ptr<HttpServer> http;
-    std::thread http_thread;
-    service::Api api(s.db_url, api_token);
-    if (!s.http_listen.empty()) {
-      const auto hp = parse_host_port(s.http_listen);
-      if (!hp) throw std::invalid_argument("--http " + s.http_listen + ": expected ADDR:PORT");
-      http = std::make_unique<HttpServer>(http_io, hp->first, hp->second,
-                                          [&](const HttpRequest& r) {
-                                            if (r.path == "/healthz") return HttpResponse::text(200, "ok");
-                                            if (r.path == "/metrics") {
-                                              HttpResponse resp;
-                                              resp.content_type = "text/plain; version=0.0.4";
-                                              resp.body = daemon.metrics().render_prometheus();
-                                              return resp;
-                                            }
-                                            if (auto a = api.handle(r)) return std::move(*a);
-                                            return HttpResponse::text(404, "not found");
-                                          });
+    std::vector<std::thread> http_threads;
+    service::Api api(settings.db_url, api_token, config.db());
+    const double stale_after_s =
+        std::max(5.0, 3 * settings.poll_interval_s) + settings.scrape_timeout_s + settings.db_timeout_s;
+    if (!settings.http_listen.empty()) {
+      const auto hp = parse_host_port(settings.http_listen);
+      if (!hp) throw std::invalid_argument("--http " + settings.http_listen + ": expected ADDR:PORT");
+      HttpServerOptions hopt;
+      hopt.max_sessions = 512;
+      hopt.max_sessions_per_client = 64;
+      hopt.read_timeout_s = 10;
+      http = std::make_unique<HttpServer>(
+          http_io, hp->first, hp->second,
+          AsyncHttpHandler([&](HttpRequest r, HttpRespond reply) {
+            if (r.path == "/healthz" || r.path == "/metrics") {
+              if (r.method != "GET" && r.method != "HEAD") {
+                HttpResponse res = HttpResponse::text(405, r.path + ": GET only");
+                res.headers.emplace_back("Allow", "GET, HEAD");
+                reply(std::move(res));
+                return;
+              }
+              if (r.path == "/healthz") {
+                reply(health(leadership.state(), daemon.metrics(), stale_after_s));
+                return;
+              }
+              HttpResponse res;
+              res.content_type = "text/plain; version=0.0.4";
+              res.body = daemon.metrics().render_prometheus();
+              reply(std::move(res));
+              return;
+            }
+            const std::string path = r.path;
+            if (!api.submit(std::move(r), reply)) reply(HttpResponse::text(404, "not found: " + quote(path)));
+          }),
+          hopt);
       http->start();
       spdlog::info("medicd http on {}:{}", http->address(), http->port());
-      http_thread = std::thread([&] { http_io.run(); });
+      for (int i = 0; i < 2; ++i) http_threads.emplace_back([&] { http_io.run(); });
     }
 
     asio::io_context io;
     asio::steady_timer timer(io);
-    int exit_status = 0;
-    // Leadership is checked before every cycle: a daemon that lost its lock stops acting at once.
-    auto cycle = [&] {
-      if (!lock.held()) {
-        spdlog::error("medicd {}: lost the leader lock (database connection gone?); stopping so a leader can act",
-                      s.name);
-        exit_status = 4;
-        io.stop();
-        return false;
-      }
-      daemon.cycle();
-      return true;
-    };
     const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(s.poll_interval_s));
+        std::chrono::duration<double>(settings.poll_interval_s));
     auto next = started;
     std::function<void()> schedule = [&] {
       next += interval;
@@ -199,10 +229,12 @@ int main(int argc, char** argv) {
           io.stop();
           return;
         }
-        if (cycle()) schedule();
+        daemon.cycle(leadership.state());
+        schedule();
       });
     };
-    if (cycle()) schedule();
+    daemon.cycle(leadership.state());
+    schedule();
     asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code&, int sig) {
       spdlog::info("medicd: signal {}, stopping", sig);
@@ -212,13 +244,14 @@ int main(int argc, char** argv) {
     if (http) {
       http->stop();
       http_io.stop();
-      http_thread.join();
+      for (auto& t : http_threads) t.join();
     }
+    leadership.stop();
     const auto& m = daemon.metrics();
     spdlog::info("medicd: {} cycles, {} incidents opened, {} drained, {} refused, {} failed", m.cycles.load(),
                  m.incidents_opened.load(), m.drains_succeeded.load(), m.drains_refused.load(),
                  m.drains_failed.load());
-    return exit_status;
+    return 0;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "medicd: %s\n", e.what());
     return 2;

@@ -2,11 +2,19 @@
 
 namespace medic::service {
 
+namespace {
+std::vector<double> port_speeds(const fabric::Topology& t) {
+  std::vector<double> out(t.ports().size(), 0.0);
+  for (const auto& l : t.links()) out[l.a] = out[l.b] = l.speed_gbps;
+  return out;
+}
+}  // namespace
+
 Pipeline::Pipeline(const fabric::Topology& topology, const telemetry::CounterMap& map,
                    const detectors::DetectorConfig& detector_config, triage::TriageConfig triage_config)
     : topology_(topology),
       mapper_(topology, map),
-      tracker_(topology.ports().size()),
+      tracker_(port_speeds(topology)),
       detectors_(topology, detector_config),
       probe_detector_(topology, detector_config.probe),
       triage_(topology, triage_config),
@@ -14,7 +22,9 @@ Pipeline::Pipeline(const fabric::Topology& topology, const telemetry::CounterMap
       link_oper_(topology.links().size(), -1),
       tx_pps_(topology.ports().size(), -1.0),
       tx_from_(topology.ports().size(), Time{}),
-      error_events_(topology.ports().size(), 0.0) {}
+      error_events_(topology.ports().size(), 0.0),
+      last_missed_(topology.devices().size(), Time{}),
+      stale_config_(detector_config.stale) {}
 
 int Pipeline::link_oper(fabric::LinkId link) const { return link_oper_[link]; }
 
@@ -23,7 +33,16 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
                            std::span<const probes::RoundResult> rounds) {
   PollOutcome out;
   samples_.clear();
+  size_t asked = 0, failed = 0;
   for (const auto& a : answers) {
+    if (!a.asked) continue;
+    ++asked;
+    if (!a.answered) ++failed;
+  }
+  out.telemetry_outage = detectors::telemetry_outage(asked, failed, stale_config_);
+  detectors_.begin_poll(asked, failed, now, out.findings);
+  for (const auto& a : answers) {
+    if (a.device < last_missed_.size() && !a.answered) last_missed_[a.device] = a.time;
     if (!a.answered) {
       detectors_.observe_poll(a.device, false, a.time, a.error, out.findings);
       continue;
@@ -32,6 +51,7 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
     if (!st.ok()) {
       // A malformed answer is not an answer: the device counts as silent for this poll.
       out.rejected.emplace_back(a.device, st.error());
+      if (a.device < last_missed_.size()) last_missed_[a.device] = a.time;
       detectors_.observe_poll(a.device, false, a.time, "malformed answer: " + st.error(), out.findings);
       continue;
     }
@@ -40,6 +60,7 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
   out.samples = samples_.size();
   for (const auto& s : samples_) {
     const telemetry::PortDelta d = tracker_.observe(s);
+    if (d.implausible != 0) out.implausible += static_cast<size_t>(__builtin_popcount(d.implausible));
     using telemetry::Counter;
     const double secs = seconds(d.interval);
     if (d.has(Counter::tx_packets) && secs > 0) {
@@ -67,7 +88,12 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
   }
   detectors_.end_poll(now, out.findings);
   for (const auto& r : rounds) {
-    probe_detector_.observe(r, [&](fabric::LinkId l) { return link_oper_[l] == 0; }, out.findings);
+    // A device that missed a poll while the window's probes were sent may have been what
+    // lost them (a hung switch, a paused emulator): its links' loss is not theirs to answer.
+    probe_detector_.observe(
+        r, [&](fabric::LinkId l) { return link_oper_[l] == 0; },
+        [&](fabric::DeviceId d) { return d < last_missed_.size() && last_missed_[d] != Time{} && last_missed_[d] >= r.window_from; },
+        out.findings);
   }
   out.triage = triage_.process(out.findings, now, maintenance);
   return out;

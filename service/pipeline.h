@@ -22,6 +22,7 @@ struct DeviceAnswer {
   fabric::DeviceId device = fabric::kNone;
   Time time{};
   bool answered = false;        // false: it failed or was not asked (backoff)
+  bool asked = true;            // false: not asked this poll (in backoff)
   std::string error;            // why it failed
   telemetry::PayloadFormat format = telemetry::PayloadFormat::prometheus;
   std::string_view body;
@@ -38,7 +39,9 @@ struct PollOutcome {
   std::vector<LinkStateChange> link_changes;  // links whose oper state changed this poll
   std::vector<std::pair<fabric::DeviceId, std::string>> rejected;  // malformed answers
   telemetry::MapStats stats;
-  size_t samples = 0;  // port samples produced
+  size_t samples = 0;       // port samples produced
+  size_t implausible = 0;   // counter values left out as impossible (telemetry::CounterTracker)
+  bool telemetry_outage = false;  // most devices asked did not answer (detectors::StaleConfig)
 };
 
 class Pipeline {
@@ -64,6 +67,8 @@ class Pipeline {
   // When the interval tx_pps was measured over began ({} before two samples).
   Time tx_from(fabric::PortId port) const { return tx_from_[port]; }
   double error_events(fabric::PortId port) const { return error_events_[port]; }
+  // Link verdicts the probe detector left to a silent device (summed over rounds).
+  uint64_t probe_verdicts_left_to_silence() const { return probe_detector_.attributed_to_silence(); }
 
  private:
   const fabric::Topology& topology_;
@@ -77,6 +82,8 @@ class Pipeline {
   std::vector<double> tx_pps_;
   std::vector<Time> tx_from_;
   std::vector<double> error_events_;
+  std::vector<Time> last_missed_;  // per device: the last poll it missed (silent devices)
+  detectors::StaleConfig stale_config_;
   std::vector<telemetry::PortSample> samples_;
 };
 

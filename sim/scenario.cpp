@@ -1,3 +1,4 @@
+#include "common/files.h"
 #include "sim/scenario.h"
 
 #include <algorithm>
@@ -202,11 +203,9 @@ Scenario parse_scenario(std::string_view text, const std::string& source, const 
 }
 
 Scenario load_scenario_file(const std::string& path, const fabric::Topology& topology) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_scenario(ss.str(), path, topology);
+  auto text = read_data_file(path);
+  if (!text.ok()) throw ScenarioError(text.error());
+  return parse_scenario(*text, path, topology);
 }
 
 }  // namespace medic::sim

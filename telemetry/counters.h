@@ -70,6 +70,10 @@ struct PortDelta {
   Duration interval{};
   uint32_t present = 0;
   bool counters_reset = false;  // the device restarted its counters this interval
+  // Counters whose value this sample was implausible (left out), and the first such
+  // counter's reported value, for the message.
+  uint32_t implausible = 0;
+  double implausible_value = 0;
   std::array<double, kCounterCount> v{};
 
   bool has(Counter c) const { return (present & bit(c)) != 0; }

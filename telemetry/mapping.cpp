@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/files.h"
 #include "common/json.h"
 #include "common/strings.h"
 #include "telemetry/openconfig.h"
@@ -133,11 +134,9 @@ CounterMap CounterMap::parse(std::string_view text, const std::string& source) {
 }
 
 CounterMap CounterMap::load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CounterMapError(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  auto text = read_data_file(path);
+  if (!text.ok()) throw CounterMapError(text.error());
+  return parse(*text, path);
 }
 
 const std::vector<MapRule>* CounterMap::prometheus(std::string_view metric) const {

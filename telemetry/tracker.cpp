@@ -1,6 +1,8 @@
 #include "telemetry/tracker.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace medic::telemetry {
 
@@ -32,7 +34,55 @@ bool counter_increase(double prev, double cur, double& increase, bool& wrapped) 
   return false;
 }
 
-CounterTracker::CounterTracker(size_t port_count) : last_(port_count) {}
+double max_increase(Counter c, double speed_gbps, Duration interval) {
+  // Answers arrive with the jitter of the scrape (up to its timeout): the counters may span
+  // more time than the arrivals say. Generous on purpose: this catches the impossible, not
+  // the merely unusual.
+  constexpr double kJitterS = 2.0, kSlack = 1.5, kFloor = 10;
+  const double bps = (speed_gbps > 0 ? speed_gbps : 1600.0) * 1e9;
+  const double secs = std::max(0.0, seconds(interval)) + kJitterS;
+  double per_s = 0;
+  switch (c) {
+    case Counter::carrier_changes:
+    case Counter::link_down_events: per_s = 1000; break;  // a link retrains in milliseconds at best
+    case Counter::rx_bytes:
+    case Counter::tx_bytes: per_s = bps / 8; break;
+    case Counter::rx_packets:
+    case Counter::tx_packets:
+    case Counter::rx_errors:
+    case Counter::tx_errors:
+    case Counter::rx_discards:
+    case Counter::tx_discards:
+    case Counter::rx_crc_errors:
+    case Counter::rx_pause:
+    case Counter::tx_pause: per_s = bps / (84 * 8); break;  // minimum frames: 64 bytes + preamble and gap
+    case Counter::rx_symbol_errors:
+    case Counter::fec_corrected_bits: per_s = bps; break;  // at most every bit
+    case Counter::fec_corrected_codewords:
+    case Counter::fec_uncorrectable_codewords:
+    case Counter::fec_codewords: per_s = bps / 1000; break;  // a codeword carries thousands of bits
+    default: return std::numeric_limits<double>::infinity();  // gauges
+  }
+  return per_s * secs * kSlack + kFloor;
+}
+
+bool plausible_value(Counter c, double v) {
+  if (std::isnan(v)) return true;  // "no reading": left out before this is asked
+  switch (c) {
+    case Counter::oper_up: return v >= 0 && v <= 1;
+    case Counter::rx_power_dbm:
+    case Counter::tx_power_dbm: return v == -std::numeric_limits<double>::infinity() || (v >= -100 && v <= 40);
+    case Counter::laser_bias_ma: return v >= 0 && v <= 10000;
+    case Counter::temperature_c: return v >= -100 && v <= 300;
+    case Counter::pre_fec_ber: return v >= 0 && v <= 1;
+    default: return v >= 0 && v <= k2p64;  // a counter no wider than 64 bits
+  }
+}
+
+CounterTracker::CounterTracker(size_t port_count) : last_(port_count), speed_gbps_(port_count, 0.0) {}
+
+CounterTracker::CounterTracker(std::vector<double> port_speed_gbps)
+    : last_(port_speed_gbps.size()), speed_gbps_(std::move(port_speed_gbps)) {}
 
 void CounterTracker::forget(fabric::PortId port) {
   if (port < last_.size()) last_[port].present = 0;
@@ -45,19 +95,66 @@ PortDelta CounterTracker::observe(const PortSample& s) {
   if (s.port >= last_.size()) return d;
   PortSample& prev = last_[s.port];
   const bool have_prev = prev.present != 0 && prev.time < s.time;
+  const bool newer = prev.present == 0 || prev.time < s.time;
   if (have_prev) d.interval = s.time - prev.time;
+  PortSample next = s;  // what becomes the baseline
+  auto flag = [&](Counter c, double v) {
+    if (d.implausible == 0) d.implausible_value = v;
+    d.implausible |= bit(c);
+    ++implausible_;
+  };
   for (size_t i = 0; i < kCounterCount; ++i) {
     const auto c = static_cast<Counter>(i);
     if (!s.has(c) || std::isnan(s.v[i])) continue;
+    if (!plausible_value(c, s.v[i]) && is_gauge(c)) {
+      flag(c, s.v[i]);
+      next.present &= ~bit(c);
+      continue;
+    }
     if (is_gauge(c)) {
       d.v[i] = s.v[i];
       d.present |= bit(c);
       continue;
     }
-    if (!have_prev || !prev.has(c) || std::isnan(prev.v[i])) continue;
+    const uint64_t key = static_cast<uint64_t>(s.port) * kCounterCount + i;
+    const auto held = held_.find(key);
+    const bool have_base = held != held_.end() || (have_prev && prev.has(c) && !std::isnan(prev.v[i]));
+    if (!newer) continue;
+    if (!have_base) {
+      if (!plausible_value(c, s.v[i])) {  // never a baseline
+        flag(c, s.v[i]);
+        next.present &= ~bit(c);
+      }
+      continue;
+    }
+    const double base = held != held_.end() ? held->second.value : prev.v[i];
+    const Time base_time = held != held_.end() ? held->second.time : prev.time;
     double inc = 0;
     bool wrapped = false;
-    if (counter_increase(prev.v[i], s.v[i], inc, wrapped)) {
+    const bool absurd = !plausible_value(c, s.v[i]);
+    const bool counted = !absurd && counter_increase(base, s.v[i], inc, wrapped);
+    const double speed = s.port < speed_gbps_.size() ? speed_gbps_[s.port] : 0.0;
+    if (absurd || (counted && inc > max_increase(c, speed, s.time - base_time))) {
+      flag(c, s.v[i]);
+      Held& h = held_[key];
+      if (h.strikes == 0) h = Held{base, base_time, 0};
+      ++h.strikes;
+      if (!absurd && h.strikes >= kRebaselineAfter) {
+        // It keeps reporting from there: the counter really jumped. Start afresh.
+        held_.erase(key);
+        ++rebaselines_;
+      } else {
+        next.v[i] = h.value;  // the implausible value never becomes the baseline
+      }
+      continue;
+    }
+    if (held != held_.end()) {
+      // Back to plausible after implausible values: resume from here without a delta (the
+      // increase spans the bad samples' time, not this interval).
+      held_.erase(held);
+      continue;
+    }
+    if (counted) {
       d.v[i] = inc;
       d.present |= bit(c);
       if (wrapped) ++wraps_;
@@ -66,7 +163,7 @@ PortDelta CounterTracker::observe(const PortSample& s) {
     }
   }
   if (d.counters_reset) ++resets_;
-  if (prev.present == 0 || prev.time < s.time) prev = s;
+  if (newer) prev = next;
   return d;
 }
 

@@ -10,7 +10,8 @@ constexpr std::array<std::string_view, static_cast<size_t>(IncidentState::kCount
     "validating", "validated", "undrained", "closed",         "dismissed", "escalated"};
 constexpr std::array<std::string_view, kIncidentClassCount> kClasses = {
     "link_flap",     "link_down", "optics",          "corruption",   "fec",        "discards",
-    "slow_receiver", "pfc_storm", "telemetry_stale", "switch_fault", "host_fault", "gray_failure"};
+    "slow_receiver", "pfc_storm", "telemetry_stale", "switch_fault", "host_fault", "gray_failure",
+    "prober_fault",  "reflector_fault", "telemetry_outage", "telemetry_invalid"};
 }  // namespace
 
 std::string_view to_string(IncidentClass c) { return kClasses[static_cast<size_t>(c)]; }
@@ -24,7 +25,12 @@ std::optional<IncidentClass> parse_incident_class(std::string_view s) {
 
 bool is_device_class(IncidentClass c) {
   return c == IncidentClass::slow_receiver || c == IncidentClass::telemetry_stale ||
-         c == IncidentClass::switch_fault || c == IncidentClass::host_fault;
+         c == IncidentClass::switch_fault || c == IncidentClass::host_fault || is_measurement_class(c);
+}
+
+bool is_measurement_class(IncidentClass c) {
+  return c == IncidentClass::prober_fault || c == IncidentClass::reflector_fault ||
+         c == IncidentClass::telemetry_outage || c == IncidentClass::telemetry_invalid;
 }
 
 IncidentClass class_of(detectors::FindingKind k) {
@@ -47,6 +53,10 @@ IncidentClass class_of(detectors::FindingKind k) {
     case K::telemetry_stale: return IncidentClass::telemetry_stale;
     case K::probe_loss:
     case K::probe_latency: return IncidentClass::gray_failure;
+    case K::prober_loss: return IncidentClass::prober_fault;
+    case K::reflector_loss: return IncidentClass::reflector_fault;
+    case K::telemetry_outage: return IncidentClass::telemetry_outage;
+    case K::telemetry_invalid: return IncidentClass::telemetry_invalid;
     case K::kCount: break;
   }
   return IncidentClass::link_flap;

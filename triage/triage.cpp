@@ -43,6 +43,31 @@ Triage::Triage(const fabric::Topology& topology, TriageConfig config) : topology
   config_.validate();
 }
 
+void Triage::reset() {
+  open_.clear();
+  by_link_.clear();
+  by_device_.clear();
+  closed_by_link_.clear();
+  closed_by_device_.clear();
+  recent_.clear();
+}
+
+void Triage::resolve_identity(IncidentUpdate& u, Time now) {
+  if (u.resolved) return;
+  const Scope scope = is_device_class(u.cls) ? Scope{u.cls, fabric::kNone, u.device} : Scope{u.cls, u.link, fabric::kNone};
+  IncidentUpdate found;
+  start_update(found, scope, now);
+  u.incident_id = found.incident_id;
+  u.reopened = found.reopened;
+  if (found.incident_id != 0 && !found.reopened) {
+    // Joins an open incident: its class and severity so far.
+    u.cls = found.cls;
+    u.previous_severity = found.severity;
+    u.severity = std::max(u.severity, found.severity);
+    open_.at(found.incident_id).severity = u.severity;
+  }
+}
+
 void Triage::load_open(std::span<const OpenIncident> open) {
   for (const auto& o : open) {
     open_[o.id] = o;
@@ -107,6 +132,7 @@ void Triage::start_update(IncidentUpdate& u, const Scope& scope, Time now) {
 TriageResult Triage::process(std::span<const Finding> findings, Time now, std::span<const Maintenance> maintenance) {
   TriageResult result;
   std::vector<const Finding*> actionable;
+  std::vector<IncidentUpdate> resolved;
   for (const Finding& f : findings) {
     const Maintenance* m = nullptr;
     for (const auto& w : maintenance) {
@@ -117,6 +143,24 @@ TriageResult Triage::process(std::span<const Finding> findings, Time now, std::s
     }
     if (m != nullptr) {
       result.noted.push_back({f, "maintenance #" + std::to_string(m->id) + (m->reason.empty() ? "" : ": " + m->reason)});
+      continue;
+    }
+    if (f.clears) {
+      // The measurement works again: its open incident, if any, is resolved.
+      const Scope scope{class_of(f.kind), fabric::kNone, f.device};
+      if (const auto it = by_device_.find({scope.cls, scope.device}); it != by_device_.end()) {
+        IncidentUpdate u;
+        u.incident_id = it->second;
+        u.cls = scope.cls;
+        u.device = scope.device;
+        u.severity = u.previous_severity = open_.at(it->second).severity;
+        u.started_at = f.first_seen;
+        u.detected_at = f.observed_at;
+        u.summary = f.summary;
+        u.resolved = true;
+        u.findings.push_back(f);
+        resolved.push_back(std::move(u));
+      }
       continue;
     }
     if (f.severity == Severity::info) {
@@ -255,6 +299,14 @@ TriageResult Triage::process(std::span<const Finding> findings, Time now, std::s
     }
     // Severity rises on an open incident are remembered here; new ones in bind().
     if (!u.is_new() && !u.reopened) open_.at(u.incident_id).severity = u.severity;
+  }
+  for (auto& u : resolved) {
+    // Findings of this poll that still report the fault win over the clearing one.
+    const bool still = std::any_of(result.updates.begin(), result.updates.end(),
+                                   [&](const IncidentUpdate& x) { return x.incident_id == u.incident_id; });
+    if (still) continue;
+    close(u.incident_id, now);
+    result.updates.push_back(std::move(u));
   }
   return result;
 }

@@ -7,7 +7,10 @@
 //  - a closed incident whose fault comes back within the reopen window is reopened;
 //  - findings on links or devices under declared maintenance are recorded but open nothing;
 //  - info findings (a single flap, congestion discards) are recorded, attached to an open
-//    incident of their link if there is one, and never open one.
+//    incident of their link if there is one, and never open one;
+//  - measurement findings (prober, reflector, collector, impossible counters) open
+//    measurement incidents scoped to the device or to medicd itself, never a link's; a
+//    finding that says the measurement works again resolves its open incident.
 #pragma once
 
 #include <cstdint>
@@ -72,6 +75,8 @@ struct IncidentUpdate {
   // Counters and probes agree: a counter finding joined a probe-found incident, or the
   // other way round. Two independent signals make the incident certain.
   bool corroborated = false;
+  // A measurement incident whose measurement works again: close it (triage has forgotten it).
+  bool resolved = false;
 
   bool is_new() const { return incident_id == 0; }
   bool escalated() const { return !is_new() && !reopened && severity > previous_severity; }
@@ -92,7 +97,8 @@ class Triage {
  public:
   explicit Triage(const fabric::Topology& topology, TriageConfig config = {});
 
-  // State from the database at start-up.
+  // State from the database at start-up (after reset(), when leading again).
+  void reset();
   void load_open(std::span<const OpenIncident> open);
   void load_closed(std::span<const ClosedIncident> closed);
 
@@ -101,6 +107,10 @@ class Triage {
 
   // Records the database id given to a new incident (or confirms a reopened one).
   void bind(const IncidentUpdate& u, int64_t id);
+  // An update made while it could not be recorded, about to be: gives it the identity the
+  // incidents known now say (an open incident of its scope takes it; a recently closed
+  // one is reopened; otherwise it is new).
+  void resolve_identity(IncidentUpdate& u, Time now);
   // The incident is closed or dismissed; its fault may reopen it within the window.
   void close(int64_t id, Time at);
 

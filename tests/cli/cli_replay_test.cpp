@@ -461,7 +461,7 @@ TEST_F(CliReplay, BadDetectorsFile) {
   EXPECT_EQ(typo.err, "medic: " + bad + ": $.stale: unknown key \"afer_s\"\n");
   const Ran missing = medic({"replay", "--topology", topo_path, "--scrapes", scrapes, "--detectors", dir.file("no.json")});
   EXPECT_EQ(missing.code, 2);
-  EXPECT_EQ(missing.err, "medic: " + dir.file("no.json") + ": cannot open\n");
+  EXPECT_EQ(missing.err, "medic: " + dir.file("no.json") + ": cannot open: No such file or directory\n");
 }
 
 TEST_F(CliReplay, BadCounterMap) {

@@ -242,10 +242,18 @@ TEST(Database, UnreachableServerIsAnErrorValue) {
   ASSERT_FALSE(intent.ok());
   EXPECT_THAT(intent.error(), HasSubstr("write_intent: "));
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM actions"), "0");
+  // Until its retry backoff passes, a call fails at once, saying why, instead of waiting
+  // on the server again.
+  EXPECT_FALSE(d.db.available());
+  const auto soon = d.db.incidents({});
+  ASSERT_FALSE(soon.ok());
+  EXPECT_THAT(soon.error(), HasSubstr("incidents: database unavailable (cannot connect to PostgreSQL"));
   // And the same object works again once the server takes connections.
+  ASSERT_TRUE(testing::eventually([&] { return d.db.available(); }, std::chrono::seconds(5)));
   const auto again = d.db.incidents({});
   ASSERT_TRUE(again.ok()) << again.error();
   EXPECT_EQ(again->size(), 0u);
+  EXPECT_TRUE(d.db.last_failure().empty());
 }
 
 // ---------------------------------------------------------------------------------------

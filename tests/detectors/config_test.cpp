@@ -238,7 +238,7 @@ TEST(DetectorConfig, FilesAreNamedInTheirErrors) {
     DetectorConfig::load_file(missing);
     FAIL() << "loaded a missing file";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), missing + ": cannot open");
+    EXPECT_EQ(std::string(e.what()), missing + ": cannot open: No such file or directory");
   }
 }
 

@@ -165,7 +165,8 @@ TEST_F(E2EProbe, AGrayFailureIsDrainedAndCorruptionIsCorroborated) {
 
   // Two incidents, no more.
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "2")
-      << tdb.scalar("SELECT string_agg(class || ':' || severity || ':' || coalesce(link, device), ', ') FROM incidents");
+      << testing::join_lines(tdb.column("SELECT i.class || ':' || i.severity || ':' || coalesce(i.link, i.device) || ': ' || "
+                                        "f.summary FROM incidents i JOIN findings f ON f.incident_id = i.id ORDER BY f.id"));
   EXPECT_EQ(metric(http, api, "medic_incidents_opened_total"), 2);
 
   // The gray failure: probes only, critical, drained, with its action.

@@ -10,19 +10,18 @@
 #include <string>
 
 #include "fabric/generator.h"
+#include "tests/probes/demo_fabric.h"
 
 namespace medic::probes {
 namespace {
+
+using testing::demo;
+using testing::link;
 
 using fabric::LinkId;
 using fabric::PortId;
 using fabric::Role;
 using fabric::Topology;
-
-const Topology& demo() {
-  static const Topology t = fabric::generate_clos(*fabric::preset("demo"));
-  return t;
-}
 
 const Topology& zone32k() {
   static const Topology t = fabric::generate_clos(*fabric::preset("zone32k"));
@@ -39,12 +38,6 @@ PortId port(const Topology& t, const std::string& device, const std::string& nam
   const auto p = t.find_port(device, name);
   if (!p) throw std::invalid_argument("no port " + device + ":" + name);
   return *p;
-}
-
-LinkId link(const Topology& t, const std::string& ref) {
-  const auto l = t.find_link(ref);
-  if (!l) throw std::invalid_argument("no link " + ref);
-  return *l;
 }
 
 // A path is a walk from src's device to dst's device, one link after another, in which

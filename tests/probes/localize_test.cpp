@@ -10,24 +10,17 @@
 #include <string>
 
 #include "fabric/generator.h"
+#include "tests/probes/demo_fabric.h"
 #include "probes/plan.h"
 
 namespace medic::probes {
 namespace {
 
+using testing::demo;
+using testing::link;
+
 using fabric::LinkId;
 using fabric::Topology;
-
-const Topology& demo() {
-  static const Topology t = fabric::generate_clos(*fabric::preset("demo"));
-  return t;
-}
-
-LinkId link(const Topology& t, const std::string& ref) {
-  const auto l = t.find_link(ref);
-  if (!l) throw std::invalid_argument("no link " + ref);
-  return *l;
-}
 
 // The demo fabric probed by its default plan; losses are the expected values of the
 // injected loss rates (no sampling noise unless a test adds some).

@@ -6,17 +6,16 @@
 #include <set>
 
 #include "fabric/generator.h"
+#include "tests/probes/demo_fabric.h"
 
 namespace medic::probes {
 namespace {
 
+using testing::demo;
+using testing::link;
+
 using fabric::LinkId;
 using fabric::Topology;
-
-const Topology& demo() {
-  static const Topology t = fabric::generate_clos(*fabric::preset("demo"));
-  return t;
-}
 
 std::vector<uint32_t> coverage(const Topology& t, const EcmpModel& m, const ProbePlan& plan) {
   std::vector<uint32_t> cover(t.links().size(), 0);

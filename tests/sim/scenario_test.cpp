@@ -163,7 +163,7 @@ TEST_F(ScenarioTest, LoadsFileAndReportsAMissingOne) {
     load_scenario_file(dir.file("missing.json"), topo);
     ADD_FAILURE() << "no error";
   } catch (const ScenarioError& e) {
-    EXPECT_EQ(std::string(e.what()), dir.file("missing.json") + ": cannot open");
+    EXPECT_EQ(std::string(e.what()), dir.file("missing.json") + ": cannot open: No such file or directory");
   }
 }
 

@@ -249,4 +249,10 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
   }
 }
 
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
 }  // namespace medic::testing

@@ -87,6 +87,9 @@ std::pair<int, std::string> run_command(const std::string& binary, const std::ve
 // A loopback port nothing listens on (bound, read, closed).
 uint16_t closed_port();
 
+// The lines joined with newlines (for failure messages).
+std::string join_lines(const std::vector<std::string>& lines);
+
 // Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 

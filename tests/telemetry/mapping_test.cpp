@@ -191,7 +191,7 @@ TEST(CounterMapErrors, FileThatDoesNotExist) {
     CounterMap::load_file(path);
     FAIL();
   } catch (const CounterMapError& e) {
-    EXPECT_EQ(std::string(e.what()), path + ": cannot open");
+    EXPECT_EQ(std::string(e.what()), path + ": cannot open: No such file or directory");
   }
 }
 

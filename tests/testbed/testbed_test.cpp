@@ -168,7 +168,8 @@ TEST_F(Testbed, RealLossFromNftablesIsLocalizedToItsLink) {
                        "(f.evidence->>'link_pinned')::float = 1"),
             "1");
   // The counters of that link stayed clean and nothing else was blamed.
-  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings WHERE kind NOT IN ('probe_loss', 'probe_latency')"), "0");
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings WHERE kind NOT IN ('probe_loss', 'probe_latency')"), "0")
+      << testing::join_lines(tdb.column("SELECT kind || ': ' || summary FROM findings"));
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "1") << medicd.output();
   testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "clean", dir_.path(), "c1"}, 30s);
   EXPECT_TRUE(medicd.signal(SIGTERM));

@@ -1,0 +1,62 @@
+#include "common/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace medic {
+
+namespace {
+
+const char* kind_of(mode_t m) {
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+std::string size_text(size_t bytes) {
+  if (bytes >= (1u << 20)) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (1u << 10)) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+Result<std::string> read_data_file(const std::string& path, size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO with no writer must not wait; the mode is checked next.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return Error{path + ": cannot open: " + std::strerror(errno)};
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Error{path + ": cannot stat: " + std::strerror(errno)};
+  if (!S_ISREG(st.st_mode)) return Error{path + ": " + kind_of(st.st_mode) + ", not a regular file"};
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return Error{path + ": " + size_text(static_cast<size_t>(st.st_size)) + " is more than the limit of " +
+                 size_text(max_bytes)};
+  }
+  std::string out;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error{path + ": read error: " + std::strerror(errno)};
+    }
+    if (n == 0) break;  // shrank while read
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);  // what it held when it was opened; a file growing meanwhile is not followed
+  return out;
+}
+
+}  // namespace medic

@@ -1,0 +1,20 @@
+// Reading the files medicd, medic and fabsim are given: only regular files (a FIFO would
+// hang the reader, /dev/zero would never end), at most a size limit, with an exact error
+// naming the file and what is wrong with it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "common/result.h"
+
+namespace medic {
+
+// Data and configuration files: topologies of the largest fabrics fit with room to spare.
+inline constexpr size_t kMaxDataFileBytes = 256u << 20;
+
+// The whole file, or "PATH: not a regular file (a FIFO)", "PATH: 300 MB is more than the
+// limit of 256 MB", "PATH: cannot open: No such file or directory".
+Result<std::string> read_data_file(const std::string& path, size_t max_bytes = kMaxDataFileBytes);
+
+}  // namespace medic
