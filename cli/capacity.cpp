@@ -1,3 +1,4 @@
+#include "common/json.h"
 #include "cli/capacity.h"
 
 #include <algorithm>
@@ -237,7 +238,7 @@ int cmd_capacity_show(const CapacityArgs& a, const DbOption& dbo, std::ostream& 
                  {{"fabric", {{"used", m.budget_used()}, {"limit", budget.fabric}}},
                   {"per_switch_limit", budget.per_switch},
                   {"busiest_switches", std::move(sw)}}}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return 0;
   }
@@ -382,7 +383,7 @@ int cmd_capacity_whatif(const CapacityArgs& a, const DbOption& dbo, std::ostream
                   {"per_switch_limit", budget.per_switch},
                   {"switches", std::move(sw)}}},
                 {"problems", w.problems}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return code;
   }

@@ -1,3 +1,4 @@
+#include "common/json.h"
 #include "cli/commands.h"
 
 #include <CLI/CLI.hpp>
@@ -80,7 +81,7 @@ int cmd_fabric_gen(const std::string& preset_name, const std::string& base_url, 
   shape->driver_kind = driver;
   shape->telemetry_format = telemetry;
   const fabric::Topology t = fabric::generate_clos(*shape);
-  out << fabric::topology_to_json(t).dump(1) << '\n';
+  out << json_text(fabric::topology_to_json(t), 1) << '\n';
   return 0;
 }
 
@@ -114,7 +115,7 @@ int cmd_fabric_check(const std::string& file, bool as_json, std::ostream& out, s
                 {"capacity_groups", t.groups().size()},
                 {"capacity_groups_by_kind", group_kinds},
                 {"total_capacity_gbps", t.total_capacity_gbps()}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return 0;
   }
@@ -170,7 +171,7 @@ int cmd_fabric_targets(const std::string& file, std::ostream& out, std::ostream&
     }
     groups.push_back({{"targets", json::array({rest.substr(scheme + 3, host_end - scheme - 3)})}, {"labels", labels}});
   }
-  out << groups.dump(1) << '\n';
+  out << json_text(groups, 1) << '\n';
   return 0;
 }
 
@@ -221,7 +222,7 @@ int cmd_incidents(const DbOption& dbo, bool open_only, const std::string& cls, i
                      {"dismissed_at", time_json(r.dismissed_at)},
                      {"escalated_at", time_json(r.escalated_at)}});
     }
-    out << arr.dump(2) << '\n';
+    out << json_text(arr, 2) << '\n';
     return 0;
   }
   if (rows->empty()) {
@@ -281,7 +282,7 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
                 {"suspect", r.suspect.empty() ? json(nullptr) : json(r.suspect)},
                 {"suspect_port", r.suspect_port.empty() ? json(nullptr) : json(r.suspect_port)},
                 {"reopen_count", r.reopen_count}, {"history", ej}, {"findings", fj}, {"actions", aj}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return 0;
   }
@@ -351,7 +352,7 @@ int cmd_slo_report(const DbOption& dbo, double since_hours, bool all_classes, bo
                      {"objective_met", r.objective_met}, {"p50_s", d(r.p50)}, {"p95_s", d(r.p95)},
                      {"max_s", d(r.max)}, {"breaches", r.breaches}});
     }
-    out << arr.dump(2) << '\n';
+    out << json_text(arr, 2) << '\n';
     return 0;
   }
   Table t({"CLASS", "STAGE", "TARGET", "MET", "MISSED", "PENDING", "SHARE MET", "OBJECTIVE", "P50", "P95", "MAX"});
@@ -485,7 +486,7 @@ int cmd_probe(const ProbeArgs& a, std::ostream& out, std::ostream& err) {
                 {"reflector_ttl", r->reflector_ttl ? json(*r->reflector_ttl) : json(nullptr)},
                 {"duration_s", r->duration_s},
                 {"cpu_s", r->cpu_s}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
   } else {
     char buf[256];

@@ -1,3 +1,4 @@
+#include "common/json.h"
 #include "cli/queue.h"
 
 #include <cstdlib>
@@ -32,7 +33,7 @@ int cmd_queue(const DbOption& dbo, bool as_json, std::ostream& out, std::ostream
     if (!service::waits_for(r.state).empty()) queued.push_back(&r);
   }
   if (as_json) {
-    out << service::queue_json(*rows).dump(2) << '\n';
+    out << json_text(service::queue_json(*rows), 2) << '\n';
     return 0;
   }
   if (queued.empty()) {

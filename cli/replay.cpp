@@ -1,3 +1,4 @@
+#include "common/json.h"
 #include "common/files.h"
 #include "cli/replay.h"
 
@@ -159,7 +160,15 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     rejected += outcome.rejected.size();
     for (const auto& [dev, e] : outcome.rejected) {
       if (!o.findings) break;  // --incidents-only: only counted in the summary
-      out << json{{"type", "rejected"}, {"time", format_iso8601(now)}, {"device", topo.device(dev).name}, {"error", e}}.dump()
+      std::string file;
+      for (const auto& f : files) {
+        if (f.device == dev) file = f.path.string();
+      }
+      out << json_text(json{{"type", "rejected"},
+                            {"time", format_iso8601(now)},
+                            {"device", topo.device(dev).name},
+                            {"file", file},
+                            {"error", e}})
           << '\n';
     }
     findings += outcome.findings.size();
@@ -167,7 +176,7 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       for (const auto& n : outcome.triage.noted) {
         json j = finding_json(n.finding, topo);
         j["note"] = n.note;
-        out << j.dump() << '\n';
+        out << json_text(j) << '\n';
       }
     }
     for (auto& u : outcome.triage.updates) {
@@ -188,7 +197,7 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
         for (const auto& f : u.findings) {
           json j = finding_json(f, topo);
           j["incident"] = id;
-          out << j.dump() << '\n';
+          out << json_text(j) << '\n';
         }
       }
       json j = {{"type", "incident"},
@@ -205,7 +214,7 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       if (u.link != fabric::kNone) j["link"] = topo.link(u.link).name;
       if (u.device != fabric::kNone) j["device"] = topo.device(u.device).name;
       if (!u.suspect.empty()) j["suspect"] = u.suspect;
-      out << j.dump() << '\n';
+      out << json_text(j) << '\n';
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -1,3 +1,4 @@
+#include "common/json.h"
 #include "cli/snapshot.h"
 
 #include <charconv>
@@ -209,7 +210,7 @@ int cmd_show(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std:
   const auto s = load(*db, *parse_id(a.id), err, code);
   if (!s) return code;
   if (a.json) {
-    out << snapshot::to_json(*s).dump(2) << '\n';
+    out << json_text(snapshot::to_json(*s), 2) << '\n';
   } else {
     render_show(*s, a.ports, out);
   }
@@ -228,7 +229,7 @@ int cmd_diff(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std:
   if (!second) return code;
   const snapshot::SnapshotDiff d = snapshot::diff(*first, *second);
   if (a.json) {
-    out << snapshot::diff_to_json(d).dump(2) << '\n';
+    out << json_text(snapshot::diff_to_json(d), 2) << '\n';
   } else {
     out << snapshot::render_text(d);
   }

@@ -26,6 +26,12 @@ inline const char* json_type_name(const nlohmann::json& v) {
 // "line 3, column 14" of a byte offset into text.
 std::string line_col(std::string_view text, size_t byte);
 
+// The document as text, never throwing: a string that is not valid UTF-8 (from a switch, a
+// file, a request) has its bad bytes replaced by U+FFFD instead of aborting the caller.
+inline std::string json_text(const nlohmann::json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // Parses a JSON document; a syntax error (or a number out of range) names the source, the
 // line and the column: "fabric.json: line 3, column 14: invalid JSON: parse error ...".
 Result<nlohmann::json> parse_json(std::string_view text, const std::string& source);

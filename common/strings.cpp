@@ -46,21 +46,80 @@ std::string format_number(double v) {
   return buf;
 }
 
-std::string quote(std::string_view s) {
+std::optional<size_t> utf8_error(std::string_view s) {
+  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned c = b[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned cp = 0;
+    if ((c & 0xe0) == 0xc0) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((b[i + k] & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (b[i + k] & 0x3f);
+    }
+    const bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += len;
+  }
+  return std::nullopt;
+}
+
+std::string quote(std::string_view s, size_t max_bytes) {
+  const bool cut = max_bytes > 0 && s.size() > max_bytes;
+  if (cut) s = s.substr(0, max_bytes);
   std::string out = "\"";
-  for (const char c : s) {
+  out.reserve(s.size() + 2);
+  auto hex = [&](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  };
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    const auto u = static_cast<unsigned char>(c);
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
-      out += buf;
-    } else {
+      ++i;
+    } else if (u < 0x20 || u == 0x7f) {
+      hex(u);
+      ++i;
+    } else if (u < 0x80) {
       out += c;
+      ++i;
+    } else {
+      // A whole valid sequence is kept; a byte that starts none is escaped.
+      const size_t len = (u & 0xe0) == 0xc0 ? 2 : (u & 0xf0) == 0xe0 ? 3 : (u & 0xf8) == 0xf0 ? 4 : 1;
+      if (len > 1 && i + len <= s.size() && !utf8_error(s.substr(i, len))) {
+        out.append(s.substr(i, len));
+        i += len;
+      } else {
+        hex(u);
+        ++i;
+      }
     }
   }
   out += '"';
+  if (cut) out += "...";
   return out;
 }
 

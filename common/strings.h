@@ -16,8 +16,14 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string format_percent(double fraction);
 // A number as short as it reads: 0.5 -> "0.5", 3600 -> "3600", 1e-06 -> "1e-06".
 std::string format_number(double v);
-// Quote for messages: "name" with control characters escaped.
-std::string quote(std::string_view s);
+// Quote for messages and logs: "name" with control characters, DEL and bytes that are not
+// valid UTF-8 escaped as \xNN, so that what a stranger sent never reaches a log or a JSON
+// answer raw. Long text is cut after `max_bytes` with "..." (0: no limit).
+std::string quote(std::string_view s, size_t max_bytes = 0);
+
+// Where `s` stops being valid UTF-8 (the offset of the first bad byte), or nullopt when it
+// is valid. Overlong forms, surrogates and code points past U+10FFFF are invalid.
+std::optional<size_t> utf8_error(std::string_view s);
 
 // "127.0.0.1:8080" -> {"127.0.0.1", 8080}; "[::1]:80" -> {"::1", 80}. nullopt when the port is
 // missing, not a number, or above 65535.

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "common/json.h"
+#include "common/strings.h"
 #include "common/time.h"
 
 namespace medic::service {
@@ -42,7 +43,7 @@ json queue_json(const std::vector<db::CaseRow>& cases) {
 namespace {
 
 HttpResponse error(unsigned status, const std::string& what) {
-  return HttpResponse::json(status, json{{"error", what}}.dump() + "\n");
+  return HttpResponse::json(status, json{{"error", what}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 // The refusals of the database's decisions are about the incident's state (409) or its id (404).
@@ -96,19 +97,38 @@ load();setInterval(load,5000);
 
 }  // namespace
 
-Api::Api(std::string db_url, std::string token, db::DbOptions options, size_t queue_limit)
-    : db_url_(std::move(db_url)), token_(std::move(token)), options_(options), queue_limit_(queue_limit) {
+Api::Api(std::string db_url, std::string token, db::DbOptions options, size_t queue_limit,
+         std::function<std::string()> db_down, double queue_wait_s)
+    : db_url_(std::move(db_url)),
+      token_(std::move(token)),
+      options_(options),
+      queue_limit_(queue_limit),
+      db_down_(std::move(db_down)),
+      queue_wait_s_(queue_wait_s) {
   worker_ = std::thread([this] {
     std::unique_lock lock(queue_mu_);
     while (true) {
       queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, nothing left
-      auto [req, reply] = std::move(queue_.front());
+      Waiting w = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      auto res = handle(req);
-      reply(res ? std::move(*res) : error(404, "no such path: " + req.path));
+      auto res = handle(w.request);
+      w.reply(res ? std::move(*res) : error(404, "no such path: " + w.request.path));
       lock.lock();
+    }
+  });
+  reaper_ = std::thread([this] {
+    std::unique_lock lock(queue_mu_);
+    while (!stopping_) {
+      queue_cv_.wait_for(lock, std::chrono::milliseconds(200));
+      const auto limit = std::chrono::steady_clock::now() -
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(queue_wait_s_));
+      while (!queue_.empty() && queue_.front().since < limit) {
+        queue_.front().reply(error(503, "the database did not answer the request before it within " +
+                                            format_number(queue_wait_s_) + " s; try again"));
+        queue_.pop_front();
+      }
     }
   });
 }
@@ -117,25 +137,36 @@ Api::~Api() {
   {
     std::lock_guard lock(queue_mu_);
     stopping_ = true;
-    for (auto& [req, reply] : queue_) reply(error(503, "medicd is stopping"));
+    for (auto& w : queue_) w.reply(error(503, "medicd is stopping"));
     queue_.clear();
   }
   queue_cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  if (reaper_.joinable()) reaper_.join();
 }
 
 bool Api::owns(const std::string& path) { return path == "/" || path.rfind("/api/", 0) == 0; }
 
 bool Api::submit(HttpRequest r, HttpRespond reply) {
   if (!owns(r.path)) return false;
+  if (r.path == "/") {  // the page needs no database
+    reply(*handle(r));
+    return true;
+  }
+  if (db_down_) {
+    if (const std::string why = db_down_(); !why.empty()) {
+      reply(error(503, "the database does not answer (" + why + "); nothing can be read or decided now"));
+      return true;
+    }
+  }
   std::lock_guard lock(queue_mu_);
   if (stopping_) {
     reply(error(503, "medicd is stopping"));
   } else if (queue_.size() >= queue_limit_) {
     reply(error(503, "busy: " + std::to_string(queue_.size()) + " requests wait for the database"));
   } else {
-    queue_.emplace_back(std::move(r), std::move(reply));
-    queue_cv_.notify_one();
+    queue_.push_back({std::move(r), std::move(reply), std::chrono::steady_clock::now()});
+    queue_cv_.notify_all();
   }
   return true;
 }
@@ -182,7 +213,7 @@ std::optional<HttpResponse> Api::handle(const HttpRequest& r) {
       if (p == "/api/queue") {
         auto rows = db().open_cases();
         if (!rows.ok()) return error(503, rows.error());
-        return HttpResponse::json(200, queue_json(*rows).dump(1) + "\n");
+        return HttpResponse::json(200, json_text(queue_json(*rows), 1) + "\n");
       }
       auto b = db().breaker();
       if (!b.ok()) return error(503, b.error());
@@ -190,7 +221,7 @@ std::optional<HttpResponse> Api::handle(const HttpRequest& r) {
                                           {"reason", b->reason},
                                           {"opened_at", b->opened_at ? format_iso8601(*b->opened_at) : ""},
                                           {"reset_by", b->reset_by}}
-                                             .dump() +
+                                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                                          "\n");
     }
     if (p == "/api/breaker/reset") return reset_breaker(r);
@@ -252,7 +283,7 @@ HttpResponse Api::decide(const HttpRequest& r, int64_t id, const std::string& ve
   if (!st.ok()) return refusal(st.error());
   return HttpResponse::json(200, json{{"id", id}, {"action", verb}, {"by", by},
                                       {"message", "incident " + std::to_string(id) + ": " + verb + " by " + by}}
-                                     .dump() +
+                                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                                      "\n");
 }
 
@@ -263,7 +294,7 @@ HttpResponse Api::reset_breaker(const HttpRequest& r) {
   if (auto bad = read_body(r.body, by, reason)) return error(400, *bad);
   if (by.empty()) by = "api";
   if (auto st = db().reset_breaker(SystemClock().now(), by); !st.ok()) return error(409, st.error());
-  return HttpResponse::json(200, json{{"message", "circuit breaker reset by " + by}}.dump() + "\n");
+  return HttpResponse::json(200, json{{"message", "circuit breaker reset by " + by}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace medic::service

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -36,11 +37,15 @@ std::string waits_for(const std::string& state);
 nlohmann::json queue_json(const std::vector<db::CaseRow>& cases);
 
 // Database work runs on the API's own thread, one request at a time, each call under the
-// database's deadline; requests wait in a bounded queue (503 when it is full). The HTTP
-// server's threads never wait on the database, so /healthz and /metrics always answer.
+// database's deadline; requests wait in a bounded queue (503 when it is full, or when one
+// has waited `queue_wait_s`: the database is slow or hung), and are refused at once while
+// the database is known not to answer. The HTTP server's threads never wait on the
+// database, so /healthz and /metrics always answer.
 class Api {
  public:
-  Api(std::string db_url, std::string token, db::DbOptions options = {}, size_t queue_limit = 64);
+  // `db_down`: why the database is known not to answer now ("" when it is thought to).
+  Api(std::string db_url, std::string token, db::DbOptions options = {}, size_t queue_limit = 64,
+      std::function<std::string()> db_down = {}, double queue_wait_s = 2.0);
   ~Api();
   // Whether the path is the API's (/ and /api/...).
   static bool owns(const std::string& path);
@@ -64,11 +69,19 @@ class Api {
   std::string connect_error_;
 
   size_t queue_limit_;
+  std::function<std::string()> db_down_;
+  double queue_wait_s_;
+  struct Waiting {
+    HttpRequest request;
+    HttpRespond reply;
+    std::chrono::steady_clock::time_point since;
+  };
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
-  std::deque<std::pair<HttpRequest, HttpRespond>> queue_;
+  std::deque<Waiting> queue_;
   bool stopping_ = false;
   std::thread worker_;
+  std::thread reaper_;  // answers requests that waited too long
 };
 
 }  // namespace medic::service

@@ -269,7 +269,7 @@ void Daemon::stand_by() {
   }
 }
 
-bool Daemon::can_record() const { return epoch_ != 0 && db_->available(); }
+bool Daemon::can_record() const { return epoch_ != 0 && db_up_ && db_->available(); }
 
 void Daemon::refresh_maintenance(Time now) {
   if (!can_record()) return;  // keep the windows already known
@@ -304,6 +304,7 @@ void Daemon::cycle(const LeadershipState& leadership) {
   const auto cycle_start = std::chrono::steady_clock::now();
   metrics_.role = static_cast<int64_t>(leadership.role);
   metrics_.db_up = leadership.db_up ? 1 : 0;
+  db_up_ = leadership.db_up;
   auto finish_cycle = [&] {
     const auto end = std::chrono::steady_clock::now();
     metrics_.last_cycle_seconds = std::chrono::duration<double>(end - cycle_start).count();

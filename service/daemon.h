@@ -143,6 +143,7 @@ class Daemon {
   std::vector<std::string> last_scrape_error_;  // per device, to log a failure once, not every cycle
   bool in_outage_ = false;                       // the last poll was a telemetry outage
   int64_t epoch_ = 0;                            // leading (and synced) under this epoch; 0: not
+  bool db_up_ = false;                           // the leadership monitor's last word on the database
   bool ready_logged_ = false;
   // What was found while it could not be recorded, oldest first.
   std::deque<triage::IncidentUpdate> pending_updates_;

@@ -78,7 +78,8 @@ void Leadership::check() {
   if (s.role == Role::leader) {
     if (!lock_->held()) {
       s.role = Role::degraded;
-      unanswered("the leader lock's connection failed");
+      unanswered("the leader lock's connection failed or did not answer");
+      publish(s);  // at once: taking the lock again may wait on the server too
       spdlog::error("medicd {}: lost the leader lock (database connection gone or hung); keeps polling and detecting, "
                     "records and acts on nothing until it leads again",
                     name_);
@@ -93,6 +94,7 @@ void Leadership::check() {
     } else {
       unanswered(hb.error());
       s.role = Role::degraded;
+      publish(s);
       spdlog::error("medicd {}: the database does not answer ({}); keeps polling and detecting, records and acts on "
                     "nothing until it answers",
                     name_, hb.error());

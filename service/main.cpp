@@ -55,7 +55,8 @@ std::string secret(const std::string& flag_value, const std::string& file, const
 
 // What /healthz says: 200 when this daemon does its job (leads and polls, or stands by
 // while another leads), 503 with the reason when it does not.
-HttpResponse health(const service::LeadershipState& l, const service::DaemonMetrics& m, double stale_after_s) {
+HttpResponse health(const service::LeadershipState& l, const service::DaemonMetrics& m, double stale_after_s,
+                    Time now) {
   using service::Role;
   const int64_t last = m.last_cycle_ns.load();
   const double since = last == 0 ? -1
@@ -67,6 +68,13 @@ HttpResponse health(const service::LeadershipState& l, const service::DaemonMetr
   if (since > stale_after_s || (since < 0 && l.role == Role::leader)) {
     return HttpResponse::text(503, "unhealthy: the poll loop is stuck: " + cycle + " (expected within " +
                                        format_number(stale_after_s) + " s)");
+  }
+  // The leadership check runs every second; an answer older than a few seconds means the
+  // check itself is waiting on a database that does not answer.
+  const double unanswered_s = l.db_answered_at == Time{} ? 0 : seconds(now - l.db_answered_at);
+  if (l.db_up && unanswered_s > 3.5) {
+    return HttpResponse::text(503, "unhealthy: the database has not answered for " + format_number(std::round(unanswered_s)) +
+                                       " s; polling and detecting, nothing is acted on meanwhile; " + cycle);
   }
   if (!l.db_up) {
     return HttpResponse::text(503, "unhealthy: the database does not answer (" + l.db_error +
@@ -173,7 +181,13 @@ int main(int argc, char** argv) {
     asio::io_context http_io;
     std::unique_ptr<HttpServer> http;
     std::vector<std::thread> http_threads;
-    service::Api api(settings.db_url, api_token, config.db());
+    // Decisions and queue reads wait at most a few seconds on the database.
+    db::DbOptions api_db = config.db();
+    api_db.call_timeout_s = std::min(api_db.call_timeout_s, 3.0);
+    service::Api api(settings.db_url, api_token, api_db, 64, [&leadership] {
+      const auto l = leadership.state();
+      return l.db_up ? std::string() : l.db_error;
+    });
     const double stale_after_s =
         std::max(5.0, 3 * settings.poll_interval_s) + settings.scrape_timeout_s + settings.db_timeout_s;
     if (!settings.http_listen.empty()) {
@@ -194,7 +208,7 @@ int main(int argc, char** argv) {
                 return;
               }
               if (r.path == "/healthz") {
-                reply(health(leadership.state(), daemon.metrics(), stale_after_s));
+                reply(health(leadership.state(), daemon.metrics(), stale_after_s, clock.now()));
                 return;
               }
               HttpResponse res;

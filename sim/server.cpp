@@ -1,3 +1,4 @@
+#include "common/json.h"
 #include "sim/server.h"
 
 #include <nlohmann/json.hpp>
@@ -14,18 +15,18 @@ json rpc_error(const json& id, int code, const std::string& message) {
 
 HttpResponse rpc(FabricSim& sim, fabric::DeviceId device, double t, const HttpRequest& req) {
   const json doc = json::parse(req.body, nullptr, false);
-  if (doc.is_discarded()) return HttpResponse::json(200, rpc_error(nullptr, -32700, "parse error").dump());
+  if (doc.is_discarded()) return HttpResponse::json(200, json_text(rpc_error(nullptr, -32700, "parse error")));
   if (!doc.is_object() || !(doc.contains("jsonrpc") && doc["jsonrpc"] == "2.0") || !doc.contains("method") ||
       !doc["method"].is_string()) {
     return HttpResponse::json(200, rpc_error(doc.is_object() && doc.contains("id") ? doc["id"] : json(nullptr),
                                              -32600, "invalid request")
-                                       .dump());
+                                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   const json id = doc.contains("id") ? doc["id"] : json(nullptr);
   const std::string method = doc["method"];
   const json params = doc.value("params", json::object());
   if (!params.is_object() || !params.contains("interface") || !params["interface"].is_string()) {
-    return HttpResponse::json(200, rpc_error(id, -32602, "params.interface (a string) is required").dump());
+    return HttpResponse::json(200, rpc_error(id, -32602, "params.interface (a string) is required").dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   const std::string iface = params["interface"];
   Result<PortCounters> r = Error{""};
@@ -36,13 +37,13 @@ HttpResponse rpc(FabricSim& sim, fabric::DeviceId device, double t, const HttpRe
   } else if (method == "interface.get_state") {
     r = sim.state(device, iface, t);
   } else {
-    return HttpResponse::json(200, rpc_error(id, -32601, "method not found: " + method).dump());
+    return HttpResponse::json(200, json_text(rpc_error(id, -32601, "method not found: " + method)));
   }
-  if (!r.ok()) return HttpResponse::json(200, rpc_error(id, -32602, r.error()).dump());
+  if (!r.ok()) return HttpResponse::json(200, rpc_error(id, -32602, r.error()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   const json result = {{"interface", iface},
                        {"drained", r->drained},
                        {"oper_status", r->oper_up ? "up" : "down"}};
-  return HttpResponse::json(200, json{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}.dump());
+  return HttpResponse::json(200, json{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace
@@ -61,7 +62,7 @@ HttpResponse handle(FabricSim& sim, double t, const HttpRequest& req, const Serv
                        {"b_drained", sim.counters(link.b, t).drained},
                        {"carries_traffic", sim.carries_traffic(l)}});
     }
-    return HttpResponse::json(200, links.dump());
+    return HttpResponse::json(200, json_text(links));
   }
   // /s/NAME/metrics, /s/NAME/gnmi, /s/NAME/rpc, /h/NAME/metrics
   const bool switch_path = req.path.rfind("/s/", 0) == 0;

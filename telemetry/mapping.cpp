@@ -295,7 +295,8 @@ class ScrapeMapper::OcSinkImpl final : public OcSink {
  public:
   explicit OcSinkImpl(Builder& b) : b_(b) {}
 
-  void on_leaf(std::string_view port, std::string_view path, std::string_view value) override {
+  void on_leaf(std::string_view port, std::string_view path, std::string_view value, OcKind kind) override {
+    if (!error_.empty()) return;
     MapStats& st = b_.stats();
     ++st.samples;
     const auto* rules = b_.map().openconfig(path);
@@ -303,20 +304,34 @@ class ScrapeMapper::OcSinkImpl final : public OcSink {
       ++st.unmapped;
       return;
     }
+    // A counter of the wrong type is a broken answer, not a reading: the payload is refused
+    // (and the device counts as silent for this poll), never mapped to something.
+    auto refuse = [&](const std::string& want) {
+      error_ = path_of(port, path) + ": expected " + want + ", got " +
+               (kind == OcKind::string ? quote(value, 64) : std::string(to_string(kind)));
+    };
     for (const MapRule& r : *rules) {
       double v = 0;
       if (r.transform == Transform::oc_oper_status) {
+        if (kind != OcKind::string) return refuse("an oper-status string (UP, DOWN, ...)");
         v = value == "UP" ? 1.0 : 0.0;
-      } else if (!parse_prom_float(value, v)) {
-        ++st.unparsable;
-        continue;
+      } else if ((kind != OcKind::number && kind != OcKind::string) || !parse_prom_float(value, v)) {
+        return refuse("a number");
+      } else if (!is_gauge(r.counter) && !(v >= 0)) {
+        return refuse("a counter (a number >= 0)");
       }
       b_.put(port, r, v);
     }
   }
 
+  const std::string& error() const { return error_; }
+
  private:
+  static std::string path_of(std::string_view port, std::string_view path) {
+    return std::string(path) + " of " + quote(port, 64);
+  }
   Builder& b_;
+  std::string error_;
 };
 
 ScrapeMapper::ScrapeMapper(const fabric::Topology& topology, const CounterMap& map)
@@ -355,6 +370,7 @@ Status ScrapeMapper::map_openconfig(fabric::DeviceId device, std::string_view bo
   b.stable_names_ = false;
   OcSinkImpl sink(b);
   Status st = parse_openconfig(body, sink);
+  if (st.ok() && !sink.error().empty()) st = Error{sink.error()};
   if (!st.ok()) {
     b.discard();
     return st;

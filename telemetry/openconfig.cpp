@@ -25,6 +25,7 @@ struct Entry {
   std::string arena;
   struct Leaf {
     uint32_t path_off, path_len, value_off, value_len;
+    OcKind kind;
   };
   std::vector<Leaf> leaves;
 
@@ -34,12 +35,12 @@ struct Entry {
     arena.clear();
     leaves.clear();
   }
-  void add(std::string_view rel_path, std::string_view value) {
+  void add(std::string_view rel_path, std::string_view value, OcKind kind) {
     const auto po = static_cast<uint32_t>(arena.size());
     arena.append(rel_path);
     const auto vo = static_cast<uint32_t>(arena.size());
     arena.append(value);
-    leaves.push_back({po, static_cast<uint32_t>(rel_path.size()), vo, static_cast<uint32_t>(value.size())});
+    leaves.push_back({po, static_cast<uint32_t>(rel_path.size()), vo, static_cast<uint32_t>(value.size()), kind});
   }
 };
 
@@ -47,12 +48,12 @@ class Walker : public nlohmann::json::json_sax_t {
  public:
   explicit Walker(OcSink& sink) : sink_(sink) {}
 
-  bool null() override { return true; }
-  bool boolean(bool v) override { return leaf(v ? "true" : "false"); }
-  bool number_integer(number_integer_t v) override { return leaf(std::to_string(v)); }
-  bool number_unsigned(number_unsigned_t v) override { return leaf(std::to_string(v)); }
-  bool number_float(number_float_t, const string_t& s) override { return leaf(s); }
-  bool string(string_t& s) override { return leaf(s); }
+  bool null() override { return leaf("null", OcKind::null); }
+  bool boolean(bool v) override { return leaf(v ? "true" : "false", OcKind::boolean); }
+  bool number_integer(number_integer_t v) override { return leaf(std::to_string(v), OcKind::number); }
+  bool number_unsigned(number_unsigned_t v) override { return leaf(std::to_string(v), OcKind::number); }
+  bool number_float(number_float_t, const string_t& s) override { return leaf(s, OcKind::number); }
+  bool string(string_t& s) override { return leaf(s, OcKind::string); }
   bool binary(binary_t&) override { return true; }
 
   bool start_object(std::size_t) override {
@@ -69,6 +70,7 @@ class Walker : public nlohmann::json::json_sax_t {
         base_len_ = path_.size() + 1;
       }
     }
+    if (!frames_.empty()) frames_.back().items = true;
     frames_.push_back({path_.size(), true});
     return true;
   }
@@ -80,12 +82,18 @@ class Walker : public nlohmann::json::json_sax_t {
   }
 
   bool start_array(std::size_t) override {
+    if (!frames_.empty()) frames_.back().items = true;
     frames_.push_back({path_.size(), false});
     return true;
   }
 
   bool end_array() override {
-    pop();
+    // An empty array where a leaf might be is said, so that a reader expecting a number
+    // there can refuse it (a leaf-list with items reports its items instead).
+    const bool empty = !frames_.back().items;
+    frames_.pop_back();
+    if (empty && entry_ != nullptr) mark("[]", OcKind::array);  // the path still ends with its key
+    path_.resize(frames_.empty() ? 0 : frames_.back().path_len);
     return true;
   }
 
@@ -134,6 +142,7 @@ class Walker : public nlohmann::json::json_sax_t {
   struct Frame {
     size_t path_len = 0;
     bool is_object = true;
+    bool items = false;  // an array: it had items
   };
 
   Entry& take_component() {
@@ -146,8 +155,15 @@ class Walker : public nlohmann::json::json_sax_t {
     path_.resize(frames_.empty() ? 0 : frames_.back().path_len);
   }
 
-  bool leaf(std::string_view value) {
+  // Records what stands at the current path (an empty array) as if it were a leaf.
+  void mark(std::string_view what, OcKind kind) {
+    const std::string_view rel = std::string_view(path_).substr(std::min(path_.size(), base_len_));
+    entry_->add(rel, what, kind);
+  }
+
+  bool leaf(std::string_view value, OcKind kind) {
     if (frames_.empty()) return true;
+    frames_.back().items = true;
     if (entry_ == nullptr) {
       ++stats.orphan_leaves;
     } else {
@@ -157,7 +173,7 @@ class Walker : public nlohmann::json::json_sax_t {
       } else if (entry_->kind == Entry::interface && rel == "state/transceiver") {
         entry_->transceiver.assign(value);
       }
-      entry_->add(rel, value);
+      entry_->add(rel, value, kind);
     }
     // A leaf in an object ends with its key; a leaf-list item keeps the array's path.
     if (frames_.back().is_object) path_.resize(frames_.back().path_len);
@@ -171,8 +187,8 @@ class Walker : public nlohmann::json::json_sax_t {
     for (const Entry::Leaf& l : e.leaves) {
       full_.resize(base);
       full_.append(e.arena, l.path_off, l.path_len);
-      sink_.on_leaf(port, full_, std::string_view(e.arena).substr(l.value_off, l.value_len));
-      ++stats.leaves;
+      sink_.on_leaf(port, full_, std::string_view(e.arena).substr(l.value_off, l.value_len), l.kind);
+      if (l.kind != OcKind::array) ++stats.leaves;
     }
   }
 
@@ -201,6 +217,18 @@ class Walker : public nlohmann::json::json_sax_t {
 };
 
 }  // namespace
+
+std::string_view to_string(OcKind k) {
+  switch (k) {
+    case OcKind::number: return "a number";
+    case OcKind::string: return "a string";
+    case OcKind::boolean: return "a boolean";
+    case OcKind::null: return "null";
+    case OcKind::array: return "an array";
+    case OcKind::object: return "an object";
+  }
+  return "?";
+}
 
 Status parse_openconfig(std::string_view json, OcSink& sink, OcStats* stats) {
   Walker w(sink);

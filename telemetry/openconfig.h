@@ -10,17 +10,24 @@
 // name, else by the component's own name.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "common/result.h"
 
 namespace medic::telemetry {
 
+// What a leaf held in the JSON: RFC 7951 writes 64-bit counters and decimal64 as strings,
+// so a number may come as either; the rest is for the reader to refuse.
+enum class OcKind : uint8_t { number, string, boolean, null, array, object };
+std::string_view to_string(OcKind k);
+
 class OcSink {
  public:
   virtual ~OcSink() = default;
-  // `value` is the leaf's text: a number (as written, quotes removed), or an enum/string.
-  virtual void on_leaf(std::string_view port, std::string_view path, std::string_view value) = 0;
+  // `value` is the leaf's text: a number (as written, quotes removed), an enum/string,
+  // "true"/"false", "null"; for an array or object where a leaf might be, "[" or "{".
+  virtual void on_leaf(std::string_view port, std::string_view path, std::string_view value, OcKind kind) = 0;
 };
 
 struct OcStats {

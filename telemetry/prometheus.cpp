@@ -141,7 +141,7 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
         else if (arg == "histogram") t = MetricType::histogram;
         else if (arg == "summary") t = MetricType::summary;
         else if (arg == "untyped") t = MetricType::untyped;
-        else return fail("unknown metric type " + quote(arg) + " for " + std::string(name));
+        else return fail("unknown metric type " + quote(arg, 64) + " for " + std::string(name));
         if (types_.find(name) != types_.end()) {
           return fail("second TYPE line for metric " + std::string(name));
         }
@@ -207,8 +207,17 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
           }
         }
         if (i >= line.size()) return fail("unterminated value of label " + std::string(lname));
+        if (labels_.size() >= limits_.max_labels_per_sample) {
+          return fail("more than " + std::to_string(limits_.max_labels_per_sample) + " labels on one sample of " +
+                      std::string(name));
+        }
+        // The label count is bounded, so this check is too (at most that many comparisons).
         for (const auto& l : labels_) {
           if (l.name == lname) return fail("duplicate label " + std::string(lname) + " in " + std::string(name));
+        }
+        if (const auto bad = utf8_error(line.substr(vb, i - vb))) {
+          return fail("invalid UTF-8 at byte " + std::to_string(vb + *bad + 1) + " of the line, in the value of label " +
+                      std::string(lname) + " of " + std::string(name));
         }
         labels_.push_back(Label{lname, line.substr(vb, i - vb)});
         needs_unescape_.push_back(esc ? 1 : 0);
@@ -236,7 +245,7 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
     PromSample s;
     s.name = name;
     if (!parse_prom_float(vtext, s.value)) {
-      return fail("invalid value " + quote(vtext) + " for " + std::string(name));
+      return fail("invalid value " + quote(vtext, 64) + " for " + std::string(name));
     }
     while (i < line.size() && is_blank(line[i])) ++i;
     if (i < line.size()) {
@@ -245,7 +254,7 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
       const std::string_view ts = line.substr(tb, i - tb);
       const auto [ptr, ec] = std::from_chars(ts.data(), ts.data() + ts.size(), s.timestamp_ms);
       if (ec != std::errc() || ptr != ts.data() + ts.size()) {
-        return fail("invalid timestamp " + quote(ts) + " for " + std::string(name));
+        return fail("invalid timestamp " + quote(ts, 64) + " for " + std::string(name));
       }
       s.has_timestamp = true;
       while (i < line.size() && is_blank(line[i])) ++i;

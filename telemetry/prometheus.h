@@ -47,12 +47,20 @@ struct PromStats {
   size_t skipped_histogram_summary = 0;
 };
 
+// Bounds on what one payload may cost: work stays linear in its bytes.
+struct PromLimits {
+  size_t max_labels_per_sample = 128;  // real exporters use a handful; 100,000 is an attack
+};
+
 class PromParser {
  public:
-  // Calls sink.on_sample for every sample; stops at the first malformed line.
+  explicit PromParser(PromLimits limits = {}) : limits_(limits) {}
+  // Calls sink.on_sample for every sample; stops at the first malformed line. Label values
+  // must be valid UTF-8 (the format's rule); anything quoted back in an error is escaped.
   Status parse(std::string_view text, PromSink& sink, PromStats* stats = nullptr);
 
  private:
+  PromLimits limits_;
   std::vector<Label> labels_;
   std::vector<std::string> unescaped_;
   std::vector<uint8_t> needs_unescape_;

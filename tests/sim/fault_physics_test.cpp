@@ -319,7 +319,7 @@ TEST_F(FaultPhysicsTest, RebootZeroesTheDevicesCountersOnly) {
 class RejectAll final : public telemetry::PromSink, public telemetry::OcSink {
  public:
   void on_sample(const telemetry::PromSample&) override { ++n; }
-  void on_leaf(std::string_view, std::string_view, std::string_view) override { ++n; }
+  void on_leaf(std::string_view, std::string_view, std::string_view, telemetry::OcKind) override { ++n; }
   size_t n = 0;
 };
 

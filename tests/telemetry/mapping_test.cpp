@@ -566,24 +566,42 @@ TEST_F(ScrapeMapperTest, OpenConfigOperStatusOnlyUpIsUp) {
   }
 }
 
-TEST_F(ScrapeMapperTest, OpenConfigUnparsableValuesAreCountedAndIgnored) {
+// A counter of the wrong type is a broken answer: the whole payload is refused with the
+// leaf's path and what it held (the device counts as silent for that poll), never mapped.
+TEST_F(ScrapeMapperTest, OpenConfigCountersOfTheWrongTypeRefuseThePayload) {
+  const std::pair<std::string, std::string> cases[] = {
+      {R"("in-pkts": "abc")", R"(expected a number, got "abc")"},
+      {R"("in-pkts": "n/a")", R"(expected a number, got "n/a")"},
+      {R"("in-pkts": "")", R"(expected a number, got "")"},
+      {R"("in-pkts": "12 ")", R"(expected a number, got "12 ")"},
+      {R"("in-pkts": "0x10")", R"(expected a number, got "0x10")"},
+      {R"("in-pkts": null)", "expected a number, got null"},
+      {R"("in-pkts": [])", "expected a number, got an array"},
+      {R"("in-pkts": true)", "expected a number, got a boolean"},
+      {R"("in-pkts": -5)", "expected a counter (a number >= 0), got a number"},
+      {R"("carrier-transitions": "-3")", R"(expected a counter (a number >= 0), got "-3")"},
+      {R"("in-pkts": "\u00ff\u0001")", "expected a number, got \"\xc3\xbf\\x01\""},  // UTF-8 kept, control bytes escaped
+  };
+  for (const auto& [leaf, why] : cases) {
+    ScrapeMapper mapper(topo, map);
+    std::vector<PortSample> out;
+    const std::string body = R"({"openconfig-interfaces:interfaces": {"interface": [{"name": "eth1",
+        "state": {"oper-status": "UP", "counters": {"in-discards": "7", )" + leaf + "}}}]}}";
+    const Status st = mapper.map_openconfig(rtsw1, body, kT0, out);
+    ASSERT_FALSE(st.ok()) << leaf;
+    const std::string path = leaf.find("carrier") != std::string::npos ? "carrier-transitions" : "in-pkts";
+    EXPECT_EQ(st.error(), "interfaces/interface/state/counters/" + path + " of \"eth1\": " + why) << leaf;
+    EXPECT_TRUE(out.empty()) << leaf << ": nothing of a refused payload is kept";
+  }
+  // Gauges may be negative; an oper-status must be its string.
   ScrapeMapper mapper(topo, map);
   std::vector<PortSample> out;
-  MapStats st;
-  ASSERT_TRUE(mapper
-                  .map_openconfig(rtsw1, R"({"openconfig-interfaces:interfaces": {"interface": [{"name": "eth1",
-                    "state": {"oper-status": "UP", "counters": {
-                      "in-pkts": "n/a", "out-pkts": "", "in-errors": true, "in-octets": "12 ", "out-octets": "0x10",
-                      "in-discards": "7", "carrier-transitions": "-3"}}}]}})",
-                                  kT0, out, &st)
-                  .ok());
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].present, bit(Counter::oper_up) | bit(Counter::rx_discards) | bit(Counter::carrier_changes));
-  EXPECT_EQ(out[0].get(Counter::rx_discards), 7.0);
-  EXPECT_EQ(st.unparsable, 5u);
-  EXPECT_EQ(st.mapped, 3u);
-  EXPECT_EQ(st.unmapped, 1u);  // the name
-  EXPECT_EQ(st.samples, 9u);
+  const Status bad_oper = mapper.map_openconfig(
+      rtsw1, R"({"openconfig-interfaces:interfaces": {"interface": [{"name": "eth1", "state": {"oper-status": 1}}]}})", kT0,
+      out);
+  ASSERT_FALSE(bad_oper.ok());
+  EXPECT_EQ(bad_oper.error(),
+            "interfaces/interface/state/oper-status of \"eth1\": expected an oper-status string (UP, DOWN, ...), got a number");
 }
 
 TEST_F(ScrapeMapperTest, OpenConfigUnknownPortsAreCounted) {

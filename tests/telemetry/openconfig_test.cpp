@@ -29,7 +29,7 @@ void PrintTo(const LeafRec& r, std::ostream* os) { *os << "(" << r.port << ", " 
 
 class Recorder final : public OcSink {
  public:
-  void on_leaf(std::string_view port, std::string_view path, std::string_view value) override {
+  void on_leaf(std::string_view port, std::string_view path, std::string_view value, OcKind) override {
     leaves.push_back({std::string(port), std::string(path), std::string(value)});
   }
   // Leaves whose path is `path`.
@@ -92,7 +92,8 @@ TEST(OpenConfig, InterfaceLeavesCarryTheInterfaceAndAKeylessPrefixlessPath) {
 
 TEST(OpenConfig, ValuesAreTheLeafTextWithQuotesRemoved) {
   // RFC 7951: 64-bit integers and decimal64 as strings; smaller integers, booleans and
-  // floats as JSON literals. Numbers are passed on as written; null reports nothing.
+  // floats as JSON literals. Numbers are passed on as written; null is reported as such
+  // (a reader expecting a counter refuses it, rather than take its absence for nothing).
   OcStats st;
   const Recorder r = parse_ok(R"({"openconfig-interfaces:interfaces": {"interface": [{"name": "e1", "state": {
       "in-octets": "18446744073709551615",
@@ -116,8 +117,9 @@ TEST(OpenConfig, ValuesAreTheLeafTextWithQuotesRemoved) {
                                     rec("e1", in("state/exp"), "-2.5e-3"),
                                     rec("e1", in("state/on"), "true"),
                                     rec("e1", in("state/off"), "false"),
+                                    rec("e1", in("state/gone"), "null"),
                                     rec("e1", in("state/text"), "x \"y\" \xc3\xa9")));
-  EXPECT_EQ(st.leaves, 10u);
+  EXPECT_EQ(st.leaves, 11u);
 }
 
 TEST(OpenConfig, NameLeafAfterOtherLeavesStillNamesThemAll) {
