@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace medic {
@@ -57,6 +58,22 @@ Result<std::string> read_data_file(const std::string& path, size_t max_bytes) {
   }
   out.resize(got);  // what it held when it was opened; a file growing meanwhile is not followed
   return out;
+}
+
+Result<std::string> read_secret(const std::string& flag_value, const std::string& file, const char* env,
+                                const std::string& flag) {
+  if (!file.empty()) {
+    auto text = read_data_file(file, 64 * 1024);
+    if (!text.ok()) return Error{flag + "-file: " + text.error()};
+    std::string t = *text;
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+    if (t.empty()) return Error{flag + "-file: " + file + " is empty"};
+    if (t.find('\n') != std::string::npos) return Error{flag + "-file: " + file + " holds more than one line"};
+    return t;
+  }
+  if (!flag_value.empty()) return flag_value;
+  if (const char* e = env != nullptr ? std::getenv(env) : nullptr; e != nullptr) return std::string(e);
+  return std::string();
 }
 
 }  // namespace medic

@@ -17,4 +17,10 @@ inline constexpr size_t kMaxDataFileBytes = 256u << 20;
 // limit of 256 MB", "PATH: cannot open: No such file or directory".
 Result<std::string> read_data_file(const std::string& path, size_t max_bytes = kMaxDataFileBytes);
 
+// A secret (a bearer token) from, in order: `file` (one line), the command line's
+// `flag_value` (which ps shows: the file or the environment are for real use), or the
+// variable `env`. "" when none is given. Errors name the flag and the file.
+Result<std::string> read_secret(const std::string& flag_value, const std::string& file, const char* env,
+                                const std::string& flag);
+
 }  // namespace medic

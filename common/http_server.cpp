@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "common/asio.h"  // first: it fixes Boost 1.74's includes under C++20
+#include "common/strings.h"
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -293,6 +294,19 @@ class Session {
     const size_t qm = r.target.find('?');
     r.path = url_decode(std::string_view(r.target).substr(0, qm));
     if (qm != std::string::npos) r.query = parse_query(std::string_view(r.target).substr(qm + 1));
+    // Every handler may echo the path or a query value: they must be text.
+    std::string bad_text;
+    if (const auto at = utf8_error(r.path)) {
+      bad_text = "the path is not valid UTF-8 (byte " + std::to_string(*at + 1) + " once decoded)";
+    }
+    for (const auto& [k, v] : r.query) {
+      if (bad_text.empty() && (utf8_error(k) || utf8_error(v))) bad_text = "a query parameter is not valid UTF-8";
+    }
+    if (!bad_text.empty()) {
+      slot_->idle = false;
+      respond(HttpResponse::text(400, "bad request: " + bad_text), false, req.version());
+      return;
+    }
     for (const auto& f : req) {
       std::string name(f.name_string());
       for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

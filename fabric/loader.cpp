@@ -157,6 +157,18 @@ bool valid_ip(const std::string& s) {
   return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
 }
 
+// A telemetry or drain API URL medicd can use: http:// or https:// with a host. Anything
+// else (ftp://, file://, a bare host) would only fail later, at every poll.
+void check_url(Reader& r, const std::string& path, const std::string& url) {
+  const size_t sep = url.find("://");
+  const std::string scheme = sep == std::string::npos ? "" : url.substr(0, sep);
+  if (scheme != "http" && scheme != "https") {
+    r.problem(path, "URL " + quote(url, 200) + " is not http:// or https://");
+  } else if (sep + 3 >= url.size() || url[sep + 3] == '/') {
+    r.problem(path, "URL " + quote(url, 200) + " has no host");
+  }
+}
+
 void read_switches(Reader& r, const json& doc, Topology::Builder& b) {
   const json* arr = r.array_field(doc, "$", "switches", true);
   if (arr == nullptr) return;
@@ -185,6 +197,7 @@ void read_switches(Reader& r, const json& doc, Topology::Builder& b) {
     d.zone = zone.value_or(-1);
     d.plane = plane.value_or(-1);
     d.telemetry_url = telemetry.value_or("");
+    if (telemetry) check_url(r, path + ".telemetry", *telemetry);
     read_probe(r, s, path, d);
     if (const json* drv = r.field(s, path, "driver", true)) {
       const std::string dpath = path + ".driver";
@@ -204,6 +217,7 @@ void read_switches(Reader& r, const json& doc, Topology::Builder& b) {
           d.driver_kind = *kind;
         }
         d.driver_url = url.value_or("");
+        if (url && !url->empty() && kind && *kind == "jsonrpc") check_url(r, dpath + ".url", *url);
       }
     }
     if (auto err = b.add_device(std::move(d)); !err.empty()) r.problem(path + ".name", err);
@@ -231,6 +245,7 @@ void read_hosts(Reader& r, const json& doc, Topology::Builder& b) {
     d.role = Role::host;
     d.zone = zone.value_or(-1);
     d.telemetry_url = telemetry.value_or("");
+    if (telemetry && !telemetry->empty()) check_url(r, path + ".telemetry", *telemetry);
     read_probe(r, h, path, d);
     if (auto err = b.add_device(std::move(d)); !err.empty()) {
       r.problem(path + ".name", err);
@@ -283,6 +298,11 @@ void read_links(Reader& r, const json& doc, Topology::Builder& b) {
     if (!a || !bb || !speed) continue;
     if (!(*speed > 0) || !std::isfinite(*speed)) {
       r.problem(path + ".speed_gbps", "speed must be a positive number of Gb/s, got " + l["speed_gbps"].dump());
+      continue;
+    }
+    if (*speed > kMaxLinkSpeedGbps) {
+      r.problem(path + ".speed_gbps", "speed must be at most " + std::to_string(static_cast<int64_t>(kMaxLinkSpeedGbps)) +
+                                          " Gb/s (100 Tb/s), got " + l["speed_gbps"].dump());
       continue;
     }
     bool ends_ok = true;

@@ -141,6 +141,10 @@ std::string Topology::Builder::add_link(std::string_view a_device, std::string_v
   if (!(speed_gbps > 0) || !std::isfinite(speed_gbps)) {
     return "speed_gbps must be a positive number, got " + std::to_string(speed_gbps);
   }
+  if (speed_gbps > kMaxLinkSpeedGbps) {
+    return "speed_gbps must be at most " + std::to_string(static_cast<int64_t>(kMaxLinkSpeedGbps)) + " Gb/s, got " +
+           format_number(speed_gbps);
+  }
   PortId ends[2];
   const std::string_view devs[2] = {a_device, b_device};
   const std::string_view ports[2] = {a_port, b_port};

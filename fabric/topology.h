@@ -48,6 +48,10 @@ struct Port {
   std::string ip;  // the port's address on its link ("" if none): where link-pinned probes go
 };
 
+// The fastest link a topology may declare: 100 Tb/s, far beyond any optic, and low enough
+// that capacity sums in whole Mb/s never come near 64 bits.
+inline constexpr double kMaxLinkSpeedGbps = 100000;
+
 struct Link {
   std::string name;  // "a--b" unless the file names it
   PortId a = kNone;

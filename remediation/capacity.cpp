@@ -12,7 +12,11 @@ namespace medic::remediation {
 namespace {
 constexpr double kEpsilon = 1e-9;
 
-int64_t to_mbps(double gbps) { return std::llround(gbps * 1000.0); }
+// Topologies bound speeds (fabric::kMaxLinkSpeedGbps); clamped here too, so that no sum of
+// a fabric's links in Mb/s can overflow whatever built the topology.
+int64_t to_mbps(double gbps) {
+  return std::llround(std::clamp(gbps, 0.0, fabric::kMaxLinkSpeedGbps) * 1000.0);
+}
 }  // namespace
 
 std::string_view to_string(Refusal r) {

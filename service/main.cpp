@@ -37,22 +37,6 @@ std::string default_name() {
   return std::string(host[0] != 0 ? host : "medicd") + ":" + std::to_string(::getpid());
 }
 
-// A secret from --X-file FILE, or the environment, or --X: never only the command line
-// (visible in ps) when a file or the environment can carry it.
-std::string secret(const std::string& flag_value, const std::string& file, const char* env, const char* what) {
-  if (!file.empty()) {
-    auto text = read_data_file(file, 64 * 1024);
-    if (!text.ok()) throw std::invalid_argument(std::string(what) + " file: " + text.error());
-    std::string t = std::string(trim(*text));
-    if (t.empty()) throw std::invalid_argument(std::string(what) + " file " + file + " is empty");
-    if (t.find('\n') != std::string::npos) throw std::invalid_argument(std::string(what) + " file " + file + " holds more than one line");
-    return t;
-  }
-  if (!flag_value.empty()) return flag_value;
-  if (const char* e = std::getenv(env)) return e;
-  return "";
-}
-
 // What /healthz says: 200 when this daemon does its job (leads and polls, or stands by
 // while another leads), 503 with the reason when it does not.
 HttpResponse health(const service::LeadershipState& l, const service::DaemonMetrics& m, double stale_after_s,
@@ -150,8 +134,12 @@ int main(int argc, char** argv) {
   curl_global_setup();
 
   try {
-    s.driver_token = secret(s.driver_token, driver_token_file, "MEDIC_DRIVER_TOKEN", "--driver-token");
-    api_token = secret(api_token, api_token_file, "MEDIC_API_TOKEN", "--api-token");
+    auto driver_token = read_secret(s.driver_token, driver_token_file, "MEDIC_DRIVER_TOKEN", "--driver-token");
+    if (!driver_token.ok()) throw std::invalid_argument(driver_token.error());
+    s.driver_token = *driver_token;
+    auto api_secret = read_secret(api_token, api_token_file, "MEDIC_API_TOKEN", "--api-token");
+    if (!api_secret.ok()) throw std::invalid_argument(api_secret.error());
+    api_token = *api_secret;
     const service::DaemonConfig config(s);
     const auto& settings = config.settings();
     // Every file, once, before the database or the lock is waited on.

@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/files.h"
 #include "common/asio.h"
 #include "common/http_server.h"
 #include "common/strings.h"
@@ -91,7 +92,10 @@ int main(int argc, char** argv) {
   app.add_option("--export-topology", export_path,
                  "write the topology with URLs pointing at this fabsim (written once listening)");
   app.add_option("--rpc-token,--token", token,
-                 "the JSON-RPC drain API answers 401 to requests without \"Authorization: Bearer TOKEN\"");
+                 "the JSON-RPC drain API answers 401 to requests without \"Authorization: Bearer TOKEN\" (visible in "
+                 "ps: prefer --rpc-token-file or $MEDIC_RPC_TOKEN)");
+  std::string token_file;
+  app.add_option("--rpc-token-file", token_file, "file holding the drain API's bearer token");
   auto* cert_opt = app.add_option("--tls-cert", tls_cert,
                                   "serve HTTPS with this PEM certificate (chain); the switches' URLs become https://");
   auto* key_opt = app.add_option("--tls-key", tls_key, "the PEM private key of --tls-cert");
@@ -110,6 +114,9 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
 
   try {
+    auto secret = read_secret(token, token_file, "MEDIC_RPC_TOKEN", "--rpc-token");
+    if (!secret.ok()) throw std::invalid_argument(secret.error());
+    token = *secret;
     const fabric::Topology topo = fabric::load_topology_file(topology_path);
     sim::Scenario scenario;
     if (!scenario_path.empty()) scenario = sim::load_scenario_file(scenario_path, topo);
@@ -307,6 +314,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fabsim: %s\n", e.what());
     return 2;
   } catch (const sim::ScenarioError& e) {
+    std::fprintf(stderr, "fabsim: %s\n", e.what());
+    return 2;
+  } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "fabsim: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {

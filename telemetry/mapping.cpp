@@ -127,6 +127,9 @@ CounterMap CounterMap::parse(std::string_view text, const std::string& source) {
       throw CounterMapError(source + ": $: unknown key " + quote(k));
     }
   }
+  if (const auto v = doc.find("version"); v != doc.end() && (!v->is_number_integer() || *v != 1)) {
+    throw CounterMapError(source + ": $.version: unsupported version " + v->dump() + " (this build reads version 1)");
+  }
   CounterMap m;
   read_rules(doc, "prometheus", true, source, m.prom_);
   read_rules(doc, "openconfig", false, source, m.oc_);
