@@ -63,6 +63,8 @@ class Reader {
     double s = medic::seconds(into);
     number(obj, path, key, s);
     if (s < 0) fail(path + "." + key, "must not be negative");
+    // Before it becomes a Duration (which 1e308 s would overflow).
+    if (s > 30 * 86400.0) fail(path + "." + key, "must be at most 2592000, got " + format_number(s));
     into = from_seconds(s);
   }
 

@@ -28,6 +28,11 @@ class ServerThread {
     server_.start();
     thread_ = std::thread([this] { io_.run(); });
   }
+  ServerThread(AsyncHttpHandler handler, HttpServerOptions options)
+      : server_(io_, "127.0.0.1", 0, std::move(handler), options) {
+    server_.start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
   ~ServerThread() {
     server_.stop();
     io_.stop();
@@ -307,6 +312,102 @@ TEST(HttpResponse, Constructors) {
   const HttpResponse j = HttpResponse::json(200, "{}");
   EXPECT_EQ(j.content_type, "application/json");
   EXPECT_EQ(j.body, "{}");
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Answers from elsewhere; hostile paths; floods of idle connections.
+
+TEST(HttpServer, AnAsyncHandlerAnswersFromAnotherThreadWhileTheServerServesOthers) {
+  // The slow path's answer comes from a worker thread half a second later; meanwhile a
+  // fast path on the same one-thread server answers at once.
+  std::vector<std::thread> workers;
+  std::mutex mu;
+  ServerThread s(AsyncHttpHandler([&](HttpRequest r, HttpRespond reply) {
+                   if (r.path == "/slow") {
+                     std::lock_guard lock(mu);
+                     workers.emplace_back([reply] {
+                       std::this_thread::sleep_for(std::chrono::milliseconds(500));
+                       reply(HttpResponse::text(200, "slow"));
+                     });
+                     return;
+                   }
+                   reply(HttpResponse::text(200, "fast"));
+                 }),
+                 HttpServerOptions{});
+  std::string slow_body;
+  std::thread slow([&] {
+    HttpClient c;
+    auto r = c.get(s.url("/slow"));
+    if (r.ok()) slow_body = r->body;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  HttpClient c;
+  auto fast = c.get(s.url("/fast"));
+  ASSERT_TRUE(fast.ok()) << fast.error();
+  EXPECT_EQ(fast->body, "fast\n");
+  slow.join();
+  EXPECT_EQ(slow_body, "slow\n");
+  std::lock_guard lock(mu);
+  for (auto& w : workers) w.join();
+}
+
+TEST(HttpServer, APathThatIsNotUtf8Is400AndNeverReachesTheHandler) {
+  std::atomic<int> calls{0};
+  ServerThread s([&](const HttpRequest&) {
+    ++calls;
+    return HttpResponse::text(200, "ok");
+  });
+  for (const char* bad : {"/api/%FF", "/api/%c0%af", "/x?a=%ff"}) {
+    RawClient c(s.port());
+    c.send(std::string("GET ") + bad + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::string r = c.read_response();
+    EXPECT_NE(r.find("HTTP/1.1 400"), std::string::npos) << bad << ": " << r;
+    EXPECT_NE(r.find("not valid UTF-8"), std::string::npos) << r;
+  }
+  EXPECT_EQ(calls.load(), 0);
+  HttpClient c;
+  EXPECT_EQ(c.get(s.url("/caf%C3%A9"))->status, 200u);  // UTF-8 escaped in a path is fine
+}
+
+TEST(HttpServer, IdleConnectionsNeverLockANewClientOut) {
+  // At most 64 connections; 300 clients connect and say nothing. A new client is still
+  // answered at once: the connections idle longest make room.
+  HttpServerOptions o;
+  o.max_sessions = 64;
+  ServerThread s([](const HttpRequest&) { return HttpResponse::text(200, "ok"); }, o);
+  std::vector<int> idle;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(s.port());
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    idle.push_back(fd);
+  }
+  for (int i = 0; i < 3; ++i) {
+    HttpClient c;
+    auto r = c.get(s.url("/healthz"));
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->status, 200u);
+  }
+  EXPECT_LE(s.server().sessions(), 64u);
+  EXPECT_GE(s.server().evicted(), 300u - 64u);
+  for (const int fd : idle) ::close(fd);
+}
+
+TEST(HttpServer, OneClientCannotHoldMoreThanItsShare) {
+  HttpServerOptions o;
+  o.max_sessions = 1000;
+  o.max_sessions_per_client = 8;
+  ServerThread s([](const HttpRequest&) { return HttpResponse::text(200, "ok"); }, o);
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < 20; ++i) idle.push_back(std::make_unique<RawClient>(s.port()));
+  HttpClient c;
+  ASSERT_EQ(c.get(s.url("/"))->status, 200u);
+  EXPECT_LE(s.server().sessions(), 8u);
+  EXPECT_GE(s.server().evicted(), 12u);
 }
 
 }  // namespace

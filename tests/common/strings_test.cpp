@@ -81,5 +81,47 @@ TEST(ParseHostPort, RejectsBadPorts) {
   }
 }
 
+
+TEST(Utf8, ValidTextHasNoError) {
+  EXPECT_FALSE(utf8_error(""));
+  EXPECT_FALSE(utf8_error("eth5"));
+  EXPECT_FALSE(utf8_error("caf\xc3\xa9"));              // U+00E9
+  EXPECT_FALSE(utf8_error("\xe2\x82\xac 5"));            // U+20AC
+  EXPECT_FALSE(utf8_error("\xf0\x9f\x98\x80"));          // U+1F600
+  EXPECT_FALSE(utf8_error("\xf4\x8f\xbf\xbf"));          // U+10FFFF, the last code point
+}
+
+TEST(Utf8, TheFirstBadByteIsNamed) {
+  EXPECT_EQ(utf8_error("\xff"), 0u);
+  EXPECT_EQ(utf8_error("eth\xff" "5"), 3u);
+  EXPECT_EQ(utf8_error("ab\xc3"), 2u);                   // truncated sequence
+  EXPECT_EQ(utf8_error("a\xc3(b"), 1u);                  // bad continuation
+  EXPECT_EQ(utf8_error("\xc0\xaf"), 0u);                 // overlong '/'
+  EXPECT_EQ(utf8_error("\xe0\x80\xaf"), 0u);             // overlong, three bytes
+  EXPECT_EQ(utf8_error("x\xed\xa0\x80"), 1u);            // a surrogate, U+D800
+  EXPECT_EQ(utf8_error("\xf4\x90\x80\x80"), 0u);         // past U+10FFFF
+  EXPECT_EQ(utf8_error("ok\x80"), 2u);                   // a lone continuation byte
+}
+
+TEST(Quote, EscapesWhatIsNotPrintableText) {
+  EXPECT_EQ(quote("eth5"), "\"eth5\"");
+  EXPECT_EQ(quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(quote("a\nb\x7f"), "\"a\\x0ab\\x7f\"");
+  EXPECT_EQ(quote("1\xff"), "\"1\\xff\"");                          // not UTF-8: escaped
+  EXPECT_EQ(quote("caf\xc3\xa9"), "\"caf\xc3\xa9\"");               // UTF-8 kept
+  EXPECT_EQ(quote("\xc3"), "\"\\xc3\"");                            // a cut sequence
+  EXPECT_EQ(quote("\xed\xa0\x80"), "\"\\xed\\xa0\\x80\"");          // a surrogate
+  // What quote() returns is always valid UTF-8, whatever it was given.
+  std::string every;
+  for (int b = 0; b < 256; ++b) every += static_cast<char>(b);
+  EXPECT_FALSE(utf8_error(quote(every)));
+}
+
+TEST(Quote, LongTextIsCut) {
+  EXPECT_EQ(quote(std::string(100, 'x'), 8), "\"xxxxxxxx\"...");
+  EXPECT_EQ(quote("short", 8), "\"short\"");
+  EXPECT_EQ(quote(std::string(100, 'x'), 0).size(), 102u);  // 0: no limit
+}
+
 }  // namespace
 }  // namespace medic

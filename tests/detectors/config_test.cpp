@@ -254,5 +254,27 @@ TEST(DetectorConfig, ValidateNamesItsSource) {
   EXPECT_NO_THROW(DetectorConfig{}.validate());
 }
 
+
+TEST(DetectorConfig, AbsurdThresholdsAreRefused) {
+  EXPECT_EQ(error_of(R"({"flap": {"penalty_per_flap": 1e308}})"), "t.json: $.flap.penalty_per_flap: must be at most 1000000000, got 1e+308");
+  EXPECT_EQ(error_of(R"({"flap": {"half_life_s": 1e308}})"), "t.json: $.flap.half_life_s: must be at most 2592000, got 1e+308");
+  EXPECT_EQ(error_of(R"({"corruption": {"min_errors": 1e308}})"), "t.json: $.corruption.min_errors: must be at most 1000000000, got 1e+308");
+  EXPECT_EQ(error_of(R"({"pfc": {"pause_rate": 1e308}})"), "t.json: $.pfc.pause_rate: must be at most 10000000000, got 1e+308");
+  EXPECT_EQ(error_of(R"({"stale": {"after_s": 1e12}})"), "t.json: $.stale.after_s: must be at most 2592000, got 1e+12");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_factor": 1e308}})"), "t.json: $.probe.latency_factor: must be at most 10000, got 1e+308");
+  EXPECT_EQ(error_of(R"({"optics": {"types": {"x": {"rx_power_dbm": {"alarm_low": -1e308, "warn_low": -7, "warn_high": 4, "alarm_high": 5}}}}})"),
+            "t.json: $.optics.types.x.rx_power_dbm.alarm_low: must be in [-60, 30], got -1e+308");
+  EXPECT_EQ(error_of(R"({"stale": {"outage_share": 0}})"), "t.json: $.stale.outage_share: must be in (0, 1]");
+  EXPECT_EQ(error_of(R"({"stale": {"outage_min_devices": 2.5}})"),
+            "t.json: $.stale.outage_min_devices: expected a whole number in [0, 1000000000], got 2.5");
+  EXPECT_EQ(error_of(R"({"probe": {"outage_min_sessions": 0}})"), "t.json: $.probe.outage_min_sessions: must be in [1, 1000000], got 0");
+}
+
+TEST(DetectorConfig, OnlyVersionOneIsRead) {
+  EXPECT_EQ(error_of(R"({"version": 2})"), "t.json: $.version: unsupported version 2 (this build reads version 1)");
+  EXPECT_EQ(error_of(R"({"version": "1"})"), "t.json: $.version: unsupported version \"1\" (this build reads version 1)");
+  EXPECT_NO_THROW(DetectorConfig::parse(R"({"version": 1})", "t.json"));
+}
+
 }  // namespace
 }  // namespace medic::detectors

@@ -353,5 +353,115 @@ TEST(ProbeDetectorConfig, ValidateNamesTheProbeFields) {
   }
 }
 
+
+// ---------------------------------------------------------------------------------------
+// The measurement doubted first: probers, reflectors, silent devices.
+
+TEST_F(ProbeDetectorTest, AnOutageRoundIsOneProberFindingThatClearsByItself) {
+  probes::RoundResult r = round(10);
+  r.outages.push_back({"local", 208, 208, 2080, 1900});
+  auto out = observe(r);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, FindingKind::prober_loss);
+  EXPECT_EQ(out[0].severity, Severity::warning);
+  EXPECT_EQ(out[0].link, fabric::kNone);
+  EXPECT_EQ(out[0].device, fabric::kNone);
+  EXPECT_EQ(out[0].summary, "prober local: 208 of 208 probe sessions lost probes at once in round 10 (1900 of 2080 "
+                            "probes): the prober, its host or network, or the reflectors it probes failed; the round is "
+                            "left out of localization");
+  // Still out next round: nothing new.
+  probes::RoundResult r2 = round(11);
+  r2.outages.push_back({"local", 208, 200, 2080, 900});
+  EXPECT_THAT(observe(r2), IsEmpty());
+  // Clean for clear_rounds rounds: a finding that clears it.
+  EXPECT_THAT(observe(round(12)), IsEmpty());
+  EXPECT_THAT(observe(round(13)), IsEmpty());
+  out = observe(round(14));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, FindingKind::prober_loss);
+  EXPECT_TRUE(out[0].clears);
+  EXPECT_EQ(out[0].severity, Severity::info);
+}
+
+TEST_F(ProbeDetectorTest, AReflectorVerdictIsAboutItsDeviceNeverALink) {
+  probes::RoundResult r = round(10, {verdict(up1, 0.05)});
+  probes::EndpointVerdict e;
+  e.kind = probes::ProbeEndpoint::Kind::reflector;
+  e.name = "ctsw2";
+  e.device = *topo.find_device("ctsw2");
+  e.loss = 1.0;
+  e.confidence = 0.99;
+  e.probes = 480;
+  e.observations = 4;
+  r.endpoints.push_back(e);
+  const auto out = observe(r);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].kind, FindingKind::reflector_loss);
+  EXPECT_EQ(out[0].device, e.device);
+  EXPECT_EQ(out[0].link, fabric::kNone);
+  EXPECT_EQ(out[0].summary, "the STAMP reflector of ctsw2 loses 100.00% of what it should answer, alike on 4 sessions "
+                            "(480 probes): the reflector or its host, not the links under it");
+  EXPECT_EQ(out[1].kind, FindingKind::probe_loss);  // a link beside it is still its own finding
+  EXPECT_EQ(out[1].link, up1);
+  // Gone for clear_rounds rounds: cleared.
+  observe(round(11));
+  observe(round(12));
+  const auto later = observe(round(13));
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_TRUE(later[0].clears);
+  EXPECT_EQ(later[0].kind, FindingKind::reflector_loss);
+  EXPECT_EQ(later[0].device, e.device);
+}
+
+TEST_F(ProbeDetectorTest, AProberVerdictIsAProberFinding) {
+  probes::RoundResult r = round(10);
+  probes::EndpointVerdict e;
+  e.kind = probes::ProbeEndpoint::Kind::sender;
+  e.name = "netns:h1";
+  e.loss = 0.031;
+  e.confidence = 0.95;
+  e.probes = 24960;
+  e.observations = 208;
+  r.endpoints.push_back(e);
+  const auto out = observe(r);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, FindingKind::prober_loss);
+  EXPECT_EQ(out[0].summary, "prober netns:h1 loses 3.10% of its probes alike across 208 sessions (24960 probes): the "
+                            "prober or its host, not the links they cross");
+  // A weak verdict is not reported.
+  probes::RoundResult weak = round(20);
+  e.name = "netns:h2";
+  e.confidence = 0.2;
+  weak.endpoints.push_back(e);
+  EXPECT_THAT(observe(weak), IsEmpty());
+}
+
+TEST_F(ProbeDetectorTest, LossOnALinkOfASilentDeviceIsLeftToTheDevice) {
+  const fabric::DeviceId ctsw1 = *topo.find_device("ctsw1");
+  std::vector<Finding> out;
+  auto silent = [&](fabric::DeviceId d) { return d == ctsw1; };
+  det.observe(round(10, {verdict(up1, 0.05), verdict(up2, 0.05)}), [](fabric::LinkId) { return false; }, silent, out);
+  // up1 (to ctsw1) is only noted; up2 (to ctsw2) is a real finding.
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].link, up1);
+  EXPECT_EQ(out[0].severity, Severity::info);
+  EXPECT_EQ(out[0].device, ctsw1);
+  EXPECT_EQ(out[0].summary, "probes lose 5.00% across " + topo.link(up1).name +
+                                " while ctsw1 did not answer its telemetry: left to the device, not the link");
+  EXPECT_EQ(out[1].link, up2);
+  EXPECT_EQ(out[1].severity, Severity::critical);
+  EXPECT_EQ(det.attributed_to_silence(), 1u);
+  // Noted once while it lasts.
+  out.clear();
+  det.observe(round(11, {verdict(up1, 0.05)}), [](fabric::LinkId) { return false; }, silent, out);
+  EXPECT_THAT(out, IsEmpty());
+  // The device answers again and the loss goes on: now it is the link's.
+  det.observe(round(12, {verdict(up1, 0.05)}), [](fabric::LinkId) { return false; },
+              [](fabric::DeviceId) { return false; }, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, FindingKind::probe_loss);
+  EXPECT_EQ(out[0].severity, Severity::critical);
+}
+
 }  // namespace
 }  // namespace medic::detectors

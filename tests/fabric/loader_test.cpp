@@ -320,6 +320,39 @@ TEST(LoaderErrors, NegativeSpeed) {
               ElementsAre("t.json: $.links[1].speed_gbps: speed must be a positive number of Gb/s, got -400"));
 }
 
+TEST(LoaderErrors, SpeedsPastAnyLinkAreRefused) {
+  // 1e16 Gb/s once overflowed the capacity model's sums (what-if printed -9.2e20%).
+  json doc = valid_doc();
+  doc["links"][1]["speed_gbps"] = 1e16;
+  EXPECT_THAT(problems_of(doc), ElementsAre("t.json: $.links[1].speed_gbps: speed must be at most 100000 Gb/s (100 Tb/s), "
+                                            "got 1e+16"));
+  doc["links"][1]["speed_gbps"] = 100000;
+  EXPECT_NO_THROW(parse_topology(doc.dump(), "t.json"));
+  // Built by code rather than read: the same bound.
+  Topology::Builder b;
+  Device a, c;
+  a.name = "a";
+  a.role = Role::rtsw;
+  c.name = "b";
+  c.role = Role::ctsw;
+  ASSERT_EQ(b.add_device(a), "");
+  ASSERT_EQ(b.add_device(c), "");
+  EXPECT_EQ(b.add_link("a", "e1", "b", "e1", 1e16), "speed_gbps must be at most 100000 Gb/s, got 1e+16");
+}
+
+TEST(LoaderErrors, TelemetryAndDrainUrlsMustBeHttp) {
+  json doc = valid_doc();
+  doc["switches"][0]["telemetry"] = "ftp://sim/s/rtsw1/metrics";
+  doc["switches"][1]["telemetry"] = "file:///etc/passwd";
+  doc["switches"][0]["driver"]["url"] = "gopher://sim/rpc";
+  doc["hosts"][0]["telemetry"] = "http://";
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("t.json: $.switches[0].telemetry: URL \"ftp://sim/s/rtsw1/metrics\" is not http:// or https://",
+                          "t.json: $.switches[0].driver.url: URL \"gopher://sim/rpc\" is not http:// or https://",
+                          "t.json: $.switches[1].telemetry: URL \"file:///etc/passwd\" is not http:// or https://",
+                          "t.json: $.hosts[0].telemetry: URL \"http://\" has no host"));
+}
+
 TEST(LoaderErrors, ZeroSpeed) {
   json doc = valid_doc();
   doc["links"][1]["speed_gbps"] = 0;

@@ -52,6 +52,8 @@ TEST(Policy, ShippedFileLoadsAndMatchesTheDefaults) {
   EXPECT_EQ(f.fabric.window, d.fabric.window);
   EXPECT_EQ(f.breaker_incidents, d.breaker_incidents);
   EXPECT_EQ(f.breaker_window, d.breaker_window);
+  EXPECT_EQ(f.blast_drains, d.blast_drains);
+  EXPECT_EQ(f.blast_share, d.blast_share);
   EXPECT_EQ(f.verify_window, d.verify_window);
   EXPECT_EQ(f.verify_min_pps, d.verify_min_pps);
   EXPECT_EQ(f.verify_moved_fraction, d.verify_moved_fraction);
@@ -65,6 +67,7 @@ TEST(Policy, EveryFieldIsRead) {
     "classes": {"comment": "x", "link_flap": "approval", "optics": "auto", "gray_failure": "approval"},
     "rate_limits": {"per_switch": {"drains": 1, "window_s": 60}, "fabric": {"drains": 0, "window_s": 1.5}},
     "breaker": {"incidents": 7, "window_s": 90},
+    "blast_radius": {"drains": 3, "share": 0.02},
     "verify": {"window_s": 0.5, "min_pps": 0, "moved_fraction": 0.25},
     "validation": {"soak_s": 600, "max_failures": 3}
   })",
@@ -79,6 +82,8 @@ TEST(Policy, EveryFieldIsRead) {
   EXPECT_EQ(p.fabric.window, std::chrono::milliseconds(1500));
   EXPECT_EQ(p.breaker_incidents, 7);
   EXPECT_EQ(p.breaker_window, std::chrono::seconds(90));
+  EXPECT_EQ(p.blast_drains, 3);
+  EXPECT_DOUBLE_EQ(p.blast_share, 0.02);
   EXPECT_EQ(p.verify_window, std::chrono::milliseconds(500));
   EXPECT_DOUBLE_EQ(p.verify_min_pps, 0);
   EXPECT_DOUBLE_EQ(p.verify_moved_fraction, 0.25);
@@ -119,6 +124,13 @@ TEST(Policy, EveryParseErrorIsExact) {
       {R"({"breaker": {"open": true}})", "p.json: $.breaker: unknown key \"open\""},
       {R"({"verify": {"window_s": 0.05}})", "p.json: $.verify.window_s: expected seconds in [0.1, 3600], got 0.05"},
       {R"({"verify": {"min_pps": -1}})", "p.json: $.verify.min_pps: expected packets per second >= 0, got -1"},
+      {R"({"verify": {"min_pps": 1e308}})",
+       "p.json: $.verify.min_pps: expected at most 1000000000000 packets per second, got 1e+308"},
+      {R"({"blast_radius": {"drains": 0}})", "p.json: $.blast_radius.drains: expected a whole number in [1, 1000000], got 0"},
+      {R"({"blast_radius": {"share": 0}})", "p.json: $.blast_radius.share: expected a share of the fabric's links in (0, 1], got 0"},
+      {R"({"blast_radius": {"share": "5%"}})",
+       "p.json: $.blast_radius.share: expected a share of the fabric's links in (0, 1], got \"5%\""},
+      {R"({"blast_radius": {"links": 3}})", "p.json: $.blast_radius: unknown key \"links\""},
       {R"({"verify": {"moved_fraction": 1}})", "p.json: $.verify.moved_fraction: expected a fraction in (0, 1), got 1"},
       {R"({"verify": {"moved_fraction": 0}})", "p.json: $.verify.moved_fraction: expected a fraction in (0, 1), got 0"},
       {R"({"validation": {"soak_s": 0}})", "p.json: $.validation.soak_s: expected seconds in [0.1, 2592000], got 0"},

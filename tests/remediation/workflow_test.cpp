@@ -580,5 +580,81 @@ TEST_F(WorkflowTest, AnInterruptedUndrainIsFinished) {
   EXPECT_EQ(closed, std::vector<int64_t>{7});
 }
 
+
+// ---------------------------------------------------------------------------------------
+// The blast-radius cap: judged before a pass touches anything.
+
+TEST_F(WorkflowTest, MoreDrainsInOnePassThanTheCapDrainNothingAndOpenTheBreaker) {
+  // The demo fabric has 80 links: 5% is 4. Five uplinks of five ToRs at once.
+  const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5", "rtsw0004:eth5", "rtsw0005:eth5"};
+  int64_t id = 1;
+  for (const char* e : ends) store.add_incident(id++, link(e));
+  workflow().tick();
+  EXPECT_TRUE(store.actions.empty()) << "no switch touched";
+  for (const char* e : ends) EXPECT_FALSE(drained_at_switch(link(e))) << e;
+  EXPECT_TRUE(workflow().breaker_open());
+  EXPECT_TRUE(store.breaker_state.open);
+  EXPECT_EQ(store.breaker_state.reason,
+            "blast radius: 5 automatic drains wanted in one pass (cap 8, and 4: 5.0% of 80 links)");
+  for (int64_t i = 1; i <= 5; ++i) {
+    EXPECT_EQ(store.cases[i].state, IncidentState::pending_approval) << i;
+    EXPECT_EQ(store.cases[i].blocked_reason, store.breaker_state.reason) << i;
+  }
+  EXPECT_EQ(workflow().metrics().breaker_trips, 1u);
+  EXPECT_EQ(workflow().metrics().queued_for_approval, 5u);
+}
+
+TEST_F(WorkflowTest, AsManyDrainsAsTheCapAllowsGoAhead) {
+  const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5", "rtsw0004:eth5"};
+  int64_t id = 1;
+  for (const char* e : ends) store.add_incident(id++, link(e));
+  workflow().tick();
+  EXPECT_EQ(store.actions.size(), 4u);
+  EXPECT_FALSE(workflow().breaker_open());
+}
+
+TEST_F(WorkflowTest, TheCountCapAppliesToo) {
+  policy.blast_drains = 2;
+  const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5"};
+  int64_t id = 1;
+  for (const char* e : ends) store.add_incident(id++, link(e));
+  workflow().tick();
+  EXPECT_TRUE(store.actions.empty());
+  EXPECT_EQ(store.breaker_state.reason,
+            "blast radius: 3 automatic drains wanted in one pass (cap 2, and 4: 5.0% of 80 links)");
+}
+
+TEST_F(WorkflowTest, ApprovedDrainsAreNotAutomaticAndStillGoWhenTheCapTrips) {
+  const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5", "rtsw0004:eth5", "rtsw0005:eth5"};
+  int64_t id = 1;
+  for (const char* e : ends) store.add_incident(id++, link(e));
+  store.cases[6 - 1].approved = true;  // incident 5: a person approved it
+  // Five wanted, one of them approved: four automatic, within the cap.
+  workflow().tick();
+  EXPECT_EQ(store.actions.size(), 5u);
+  EXPECT_FALSE(workflow().breaker_open());
+}
+
+TEST_F(WorkflowTest, RestartForgetsMemoryAndReconcilesWhatTheStoreHolds) {
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  workflow().tick();  // drained at the switch, being verified
+  ASSERT_EQ(store.actions.size(), 1u);
+  ASSERT_EQ(store.actions[0].end, "");
+  // Leading again after the lock was lost: drain states come from the record, then the
+  // workflow reloads and asks the switches about the unfinished action.
+  capacity.clear_drains();
+  capacity.set_drained(l, true);
+  ASSERT_TRUE(workflow().restart().ok());
+  EXPECT_EQ(workflow().metrics().reconciled, 1u);
+  EXPECT_EQ(workflow().in_flight(), 1u);  // verifying again, not draining again
+  clock.advance(1s);
+  traffic_gone(l);
+  workflow().tick();
+  EXPECT_EQ(store.actions.size(), 1u);
+  EXPECT_EQ(store.actions[0].end, "succeeded");
+  EXPECT_EQ(store.cases[7].state, IncidentState::repair_requested);
+}
+
 }  // namespace
 }  // namespace medic::remediation

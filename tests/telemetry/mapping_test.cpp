@@ -945,5 +945,16 @@ TEST_F(FixtureTest, DetectFormatOnTheFixtures) {
             PayloadFormat::prometheus);
 }
 
+
+TEST(CounterMapErrors, OnlyVersionOneIsRead) {
+  try {
+    CounterMap::parse(R"({"version": 2, "prometheus": []})", "m.json");
+    ADD_FAILURE() << "version 2 accepted";
+  } catch (const CounterMapError& e) {
+    EXPECT_STREQ(e.what(), "m.json: $.version: unsupported version 2 (this build reads version 1)");
+  }
+  EXPECT_NO_THROW(CounterMap::parse(R"({"version": 1, "prometheus": []})", "m.json"));
+}
+
 }  // namespace
 }  // namespace medic::telemetry

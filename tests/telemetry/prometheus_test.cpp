@@ -481,5 +481,44 @@ TEST(PromFloat, SubnormalsAreKept) {
   EXPECT_LT(v, 1e-300);
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Hostile payloads: bounded work, exact refusals, nothing raw in a message.
+
+TEST(PromParser, LabelsPerSampleAreBounded) {
+  // 128 labels is fine; one more is refused with the line and the limit. A line of 100,000
+  // labels (which took 12 s when duplicates were checked against every earlier label) is
+  // refused at the 129th.
+  auto line = [](size_t n) {
+    std::string l = "m{";
+    for (size_t i = 0; i < n; ++i) l += (i ? ",l" : "l") + std::to_string(i) + "=\"v\"";
+    return l + "} 1\n";
+  };
+  EXPECT_TRUE(parse(line(128)).status.ok());
+  EXPECT_EQ(error_of("up 1\n" + line(129)), "line 2: more than 128 labels on one sample of m");
+  EXPECT_EQ(error_of(line(100000)), "line 1: more than 128 labels on one sample of m");
+  // The bound is the caller's to set.
+  PromParser strict(PromLimits{2});
+  Collect c;
+  const Status st = strict.parse("m{a=\"1\",b=\"2\",c=\"3\"} 1\n", c);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error(), "line 1: more than 2 labels on one sample of m");
+}
+
+TEST(PromParser, LabelValuesMustBeUtf8) {
+  EXPECT_TRUE(parse("m{device=\"caf\xc3\xa9\"} 1\n").status.ok());
+  EXPECT_EQ(error_of("m{device=\"eth\xff" "5\"} 1\n"),
+            "line 1: invalid UTF-8 at byte 14 of the line, in the value of label device of m");
+  EXPECT_EQ(error_of("up 1\nm{a=\"x\",b=\"\xc0\xaf\"} 1\n"),
+            "line 2: invalid UTF-8 at byte 12 of the line, in the value of label b of m");
+}
+
+TEST(PromParser, WhatAMessageQuotesIsEscapedAndCut) {
+  EXPECT_EQ(error_of("up 1\xff\n"), "line 1: invalid value \"1\\xff\" for up");
+  const std::string e = error_of("up " + std::string(1000, '9') + "x\n");
+  EXPECT_LT(e.size(), 120u) << e;
+  EXPECT_NE(e.find("\"..."), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace medic::telemetry

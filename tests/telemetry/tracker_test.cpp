@@ -353,5 +353,154 @@ TEST(CounterTracker, UnknownPortYieldsAnEmptyDelta) {
   EXPECT_EQ(d.present, 0u);
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Implausible values: a rise no link can make, a value no counter can hold.
+
+// Every monotonic counter: a 400 Gb/s port's counter jumping by 2^64 (or to 1e308) in one
+// second is left out, never becomes the baseline, and the next sound sample resumes the
+// counting without a spike.
+TEST(CounterTracker, ARiseNoLinkCanMakeIsLeftOutForEveryCounter) {
+  for (size_t i = 0; i < kCounterCount; ++i) {
+    const auto c = static_cast<Counter>(i);
+    if (is_gauge(c)) continue;
+    for (const double absurd : {k2p64, 1e308, 1e15}) {
+      CounterTracker t(std::vector<double>{400.0});
+      PortSample a = sample(0, at(0));
+      a.set(c, 4);
+      t.observe(a);
+      PortSample b = sample(0, at(1));
+      b.set(c, absurd);
+      const PortDelta db = t.observe(b);
+      EXPECT_FALSE(db.has(c)) << to_string(c) << " " << absurd;
+      EXPECT_EQ(db.implausible, bit(c)) << to_string(c) << " " << absurd;
+      EXPECT_EQ(db.implausible_value, absurd);
+      EXPECT_FALSE(db.counters_reset) << to_string(c);
+      // Back to sound values: one interval without a delta (the gap spans the bad sample),
+      // then deltas as before.
+      PortSample c2 = sample(0, at(2));
+      c2.set(c, 5);
+      const PortDelta d2 = t.observe(c2);
+      EXPECT_FALSE(d2.has(c)) << to_string(c);
+      EXPECT_EQ(d2.implausible, 0u);
+      EXPECT_FALSE(d2.counters_reset) << to_string(c) << ": not a reset either";
+      PortSample c3 = sample(0, at(3));
+      c3.set(c, 6);
+      const PortDelta d3 = t.observe(c3);
+      ASSERT_TRUE(d3.has(c)) << to_string(c);
+      EXPECT_EQ(d3.get(c), 1.0) << to_string(c);
+    }
+  }
+}
+
+TEST(CounterTracker, WhatALinkCanDoIsNotImplausible) {
+  // A 400 Gb/s port at line rate for 10 s: bytes, minimum-size frames, every bit corrected.
+  CounterTracker t(std::vector<double>{400.0});
+  PortSample a = sample(0, at(0));
+  for (Counter c : {Counter::tx_bytes, Counter::rx_packets, Counter::fec_corrected_bits, Counter::carrier_changes}) a.set(c, 0);
+  t.observe(a);
+  PortSample b = sample(0, at(10));
+  b.set(Counter::tx_bytes, 400e9 / 8 * 10);
+  b.set(Counter::rx_packets, 400e9 / (84 * 8) * 10);
+  b.set(Counter::fec_corrected_bits, 400e9 * 10);
+  b.set(Counter::carrier_changes, 50);
+  const PortDelta d = t.observe(b);
+  EXPECT_EQ(d.implausible, 0u);
+  EXPECT_EQ(d.get(Counter::tx_bytes), 400e9 / 8 * 10);
+  EXPECT_EQ(d.get(Counter::carrier_changes), 50.0);
+  // A slower port has a lower bound: 50 Gb/s of bytes in 1 s from a 10 Gb/s port is not.
+  CounterTracker slow(std::vector<double>{10.0});
+  PortSample s0 = sample(0, at(0));
+  s0.set(Counter::rx_bytes, 0);
+  slow.observe(s0);
+  PortSample s1 = sample(0, at(1));
+  s1.set(Counter::rx_bytes, 50e9 / 8 * 10);
+  EXPECT_EQ(slow.observe(s1).implausible, bit(Counter::rx_bytes));
+}
+
+TEST(CounterTracker, ACounterThatKeepsReportingFromThereStartsAfresh) {
+  CounterTracker t(std::vector<double>{400.0});
+  PortSample a = sample(0, at(0));
+  a.set(Counter::rx_crc_errors, 10);
+  t.observe(a);
+  for (int i = 1; i < CounterTracker::kRebaselineAfter; ++i) {
+    PortSample b = sample(0, at(i));
+    b.set(Counter::rx_crc_errors, 1e13 + i);
+    EXPECT_EQ(t.observe(b).implausible, bit(Counter::rx_crc_errors)) << i;
+  }
+  // The third in a row: the counter really jumped (a firmware bug, a hand-set counter).
+  PortSample c = sample(0, at(CounterTracker::kRebaselineAfter));
+  c.set(Counter::rx_crc_errors, 1e13 + 3);
+  EXPECT_EQ(t.observe(c).implausible, bit(Counter::rx_crc_errors));
+  EXPECT_EQ(t.rebaselines(), 1u);
+  PortSample d = sample(0, at(CounterTracker::kRebaselineAfter + 1));
+  d.set(Counter::rx_crc_errors, 1e13 + 5);
+  const PortDelta dd = t.observe(d);
+  EXPECT_EQ(dd.implausible, 0u);
+  EXPECT_EQ(dd.get(Counter::rx_crc_errors), 2.0);
+}
+
+TEST(CounterTracker, AnAbsurdFirstValueIsNeverABaseline) {
+  CounterTracker t(1);
+  PortSample a = sample(0, at(0));
+  a.set(Counter::carrier_changes, 1e308);
+  EXPECT_EQ(t.observe(a).implausible, bit(Counter::carrier_changes));
+  PortSample b = sample(0, at(1));
+  b.set(Counter::carrier_changes, 4);
+  const PortDelta d = t.observe(b);
+  EXPECT_FALSE(d.has(Counter::carrier_changes));  // the first sound value is the baseline
+  EXPECT_FALSE(d.counters_reset);
+  PortSample c = sample(0, at(2));
+  c.set(Counter::carrier_changes, 4);
+  EXPECT_EQ(t.observe(c).get(Counter::carrier_changes), 0.0);
+}
+
+TEST(CounterTracker, NegativeCountersAndGaugesOutOfRangeAreImplausible) {
+  CounterTracker t(1);
+  PortSample a = sample(0, at(0));
+  a.set(Counter::rx_packets, -5);
+  a.set(Counter::rx_power_dbm, 1e308);
+  a.set(Counter::temperature_c, -300);
+  a.set(Counter::pre_fec_ber, 2);
+  a.set(Counter::oper_up, 7);
+  a.set(Counter::laser_bias_ma, -1);
+  a.set(Counter::tx_power_dbm, -std::numeric_limits<double>::infinity());  // no light: a real reading
+  const PortDelta d = t.observe(a);
+  EXPECT_EQ(d.implausible, bit(Counter::rx_packets) | bit(Counter::rx_power_dbm) | bit(Counter::temperature_c) |
+                               bit(Counter::pre_fec_ber) | bit(Counter::oper_up) | bit(Counter::laser_bias_ma));
+  EXPECT_TRUE(d.has(Counter::tx_power_dbm));
+  EXPECT_FALSE(d.has(Counter::rx_power_dbm));
+  EXPECT_EQ(t.implausible(), 6u);
+}
+
+TEST(CounterTracker, ResetsAndWrapsStillWorkBesideTheBounds) {
+  // A 32-bit counter wrapping on a 1 Gb/s port, and a reboot: neither is implausible.
+  CounterTracker t(std::vector<double>{1.0});
+  PortSample a = sample(0, at(0));
+  a.set(Counter::rx_bytes, k2p32 - 1000);
+  t.observe(a);
+  PortSample b = sample(0, at(1));
+  b.set(Counter::rx_bytes, 500);
+  const PortDelta d = t.observe(b);
+  EXPECT_EQ(d.implausible, 0u);
+  EXPECT_EQ(d.get(Counter::rx_bytes), 1500.0);
+  PortSample c = sample(0, at(2));
+  c.set(Counter::rx_bytes, 10);
+  const PortDelta r = t.observe(c);
+  EXPECT_TRUE(r.counters_reset);
+  EXPECT_EQ(r.implausible, 0u);
+}
+
+TEST(MaxIncrease, GrowsWithTheIntervalAndTheSpeed) {
+  EXPECT_LT(max_increase(Counter::rx_bytes, 100, std::chrono::seconds(1)),
+            max_increase(Counter::rx_bytes, 400, std::chrono::seconds(1)));
+  EXPECT_LT(max_increase(Counter::rx_bytes, 400, std::chrono::seconds(1)),
+            max_increase(Counter::rx_bytes, 400, std::chrono::seconds(60)));
+  // Unknown speed: the bound of the fastest ports there are.
+  EXPECT_EQ(max_increase(Counter::tx_packets, 0, std::chrono::seconds(1)),
+            max_increase(Counter::tx_packets, 1600, std::chrono::seconds(1)));
+  EXPECT_TRUE(std::isinf(max_increase(Counter::rx_power_dbm, 400, std::chrono::seconds(1))));
+}
+
 }  // namespace
 }  // namespace medic::telemetry

@@ -86,7 +86,7 @@ class TriageTest : public ::testing::Test {
     f.device = d;
     f.first_seen = t - seconds(30);
     f.observed_at = t;
-    f.summary = topo.device(d).name + " " + std::string(detectors::to_string(kind));
+    f.summary = (d == kNone ? std::string("medicd") : topo.device(d).name) + " " + std::string(detectors::to_string(kind));
     return f;
   }
   // Binds every new update of `r` to the next id, as the daemon does after inserting it.
@@ -1100,6 +1100,109 @@ TEST(IncidentClass, NamesRoundTripAndDeviceClasses) {
   EXPECT_EQ(class_of(FindingKind::optics_loss), IncidentClass::optics);
   EXPECT_EQ(class_of(FindingKind::fec_ber), IncidentClass::fec);
   EXPECT_EQ(class_of(FindingKind::probe_loss), IncidentClass::gray_failure);
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Measurement incidents: never a link's, closed by the finding that says they are over.
+
+TEST_F(TriageTest, AProberFindingOpensOneIncidentForMedicdItself) {
+  Triage t(topo);
+  Finding a = on_device(FindingKind::prober_loss, kNone, kT0);
+  a.summary = "prober local: ...";
+  Finding b = on_device(FindingKind::telemetry_outage, kNone, kT0);
+  const TriageResult r = t.process(std::vector<Finding>{a, b}, kT0);
+  ASSERT_EQ(r.updates.size(), 2u);
+  EXPECT_EQ(r.updates[0].cls, IncidentClass::prober_fault);
+  EXPECT_EQ(r.updates[0].link, kNone);
+  EXPECT_EQ(r.updates[0].device, kNone);
+  EXPECT_EQ(r.updates[1].cls, IncidentClass::telemetry_outage);
+  const auto ids = bind_new(t, r);
+  // The same again attaches to it.
+  const TriageResult again = t.process(std::vector<Finding>{a}, kT0 + seconds(10));
+  ASSERT_EQ(again.updates.size(), 1u);
+  EXPECT_EQ(again.updates[0].incident_id, ids[0]);
+}
+
+TEST_F(TriageTest, AReflectorFindingIsTheDevicesAndNeverGroupsIntoASwitchFault) {
+  Triage t(topo);
+  std::vector<Finding> many;
+  for (const char* d : {"ctsw1", "ctsw2", "ctsw3", "ctsw4", "ctsw5"}) many.push_back(on_device(FindingKind::reflector_loss, dev(d), kT0));
+  const TriageResult r = t.process(many, kT0);
+  ASSERT_EQ(r.updates.size(), 5u);
+  for (const auto& u : r.updates) {
+    EXPECT_EQ(u.cls, IncidentClass::reflector_fault);
+    EXPECT_EQ(u.link, kNone);
+    EXPECT_NE(u.device, kNone);
+  }
+}
+
+TEST_F(TriageTest, AClearingFindingResolvesTheOpenMeasurementIncident) {
+  Triage t(topo);
+  const TriageResult r = t.process(std::vector<Finding>{on_device(FindingKind::reflector_loss, dev("ctsw2"), kT0)}, kT0);
+  const auto ids = bind_new(t, r);
+  ASSERT_EQ(ids.size(), 1u);
+  Finding clear = on_device(FindingKind::reflector_loss, dev("ctsw2"), kT0 + seconds(60));
+  clear.severity = Severity::info;
+  clear.clears = true;
+  const TriageResult done = t.process(std::vector<Finding>{clear}, kT0 + seconds(60));
+  ASSERT_EQ(done.updates.size(), 1u);
+  EXPECT_TRUE(done.updates[0].resolved);
+  EXPECT_EQ(done.updates[0].incident_id, ids[0]);
+  EXPECT_EQ(done.updates[0].cls, IncidentClass::reflector_fault);
+  EXPECT_TRUE(done.noted.empty());
+  EXPECT_EQ(t.open_count(), 0u);
+  // A clearing finding with nothing open is nothing at all.
+  const TriageResult none = t.process(std::vector<Finding>{clear}, kT0 + seconds(70));
+  EXPECT_TRUE(none.updates.empty());
+  EXPECT_TRUE(none.noted.empty());
+  // The fault coming back soon after reopens the same incident.
+  const TriageResult back =
+      t.process(std::vector<Finding>{on_device(FindingKind::reflector_loss, dev("ctsw2"), kT0 + seconds(90))},
+                kT0 + seconds(90));
+  ASSERT_EQ(back.updates.size(), 1u);
+  EXPECT_TRUE(back.updates[0].reopened);
+  EXPECT_EQ(back.updates[0].incident_id, ids[0]);
+}
+
+TEST_F(TriageTest, AClearingFindingLosesToTheSamePollsReport) {
+  Triage t(topo);
+  bind_new(t, t.process(std::vector<Finding>{on_device(FindingKind::reflector_loss, dev("ctsw2"), kT0)}, kT0));
+  Finding clear = on_device(FindingKind::reflector_loss, dev("ctsw2"), kT0 + seconds(5));
+  clear.severity = Severity::info;
+  clear.clears = true;
+  const Finding still = on_device(FindingKind::reflector_loss, dev("ctsw2"), kT0 + seconds(5));
+  const TriageResult r = t.process(std::vector<Finding>{clear, still}, kT0 + seconds(5));
+  ASSERT_EQ(r.updates.size(), 1u);
+  EXPECT_FALSE(r.updates[0].resolved);
+  EXPECT_EQ(t.open_count(), 1u);
+}
+
+TEST_F(TriageTest, IdentityIsDecidedAgainForUpdatesKeptWhileUnrecorded) {
+  // Two polls' findings on one link while the database was down: both came out "new".
+  Triage t(topo);
+  const TriageResult a = t.process(std::vector<Finding>{on_link(FindingKind::link_flap, Severity::warning, up1, a_end, kT0)}, kT0);
+  const TriageResult b = t.process(std::vector<Finding>{on_link(FindingKind::link_flap, Severity::critical, up1, a_end, kT0 + seconds(5))},
+                                   kT0 + seconds(5));
+  ASSERT_TRUE(a.updates[0].is_new());
+  ASSERT_TRUE(b.updates[0].is_new());
+  // Recorded in order: the first opens incident 1, the second joins it.
+  IncidentUpdate first = a.updates[0], second = b.updates[0];
+  t.resolve_identity(first, kT0 + seconds(30));
+  EXPECT_TRUE(first.is_new());
+  t.bind(first, 1);
+  t.resolve_identity(second, kT0 + seconds(30));
+  EXPECT_EQ(second.incident_id, 1);
+  EXPECT_FALSE(second.reopened);
+  EXPECT_EQ(second.previous_severity, Severity::warning);
+  EXPECT_TRUE(second.escalated());
+  // After a reload that shows it closed meanwhile, it reopens instead.
+  t.reset();
+  t.load_closed(std::vector<ClosedIncident>{{1, IncidentClass::link_flap, up1, kNone, kT0 + seconds(20)}});
+  IncidentUpdate third = b.updates[0];
+  t.resolve_identity(third, kT0 + seconds(30));
+  EXPECT_EQ(third.incident_id, 1);
+  EXPECT_TRUE(third.reopened);
 }
 
 }  // namespace
