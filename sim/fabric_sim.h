@@ -59,6 +59,7 @@ class FabricSim {
   // A scenario event: a link down/up, or a fault starting or ending.
   void apply(const Fault& fault, SimEvent::Phase phase, double t);
   DeviceMode mode(fabric::DeviceId device) const { return modes_[device]; }
+  bool reflector_down(fabric::DeviceId device) const { return reflector_down_[device] != 0; }
 
   // A STAMP probe from the port with address `src` to the port with address `dst`: the path
   // it takes there (ECMP by 5-tuple, as EcmpModel says) and back (the reverse 5-tuple),
@@ -96,6 +97,8 @@ class FabricSim {
     double crc_rate = 0, fec_ber = 0, uncorrectable_per_s = 0, pause_tx_per_s = 0;
     double utilization = -1, discard_rate = 1e-8;
     double gray_loss = 0, extra_delay_ms = 0;
+    std::string absurd_counter;  // read as absurd_value while an `absurd` fault lasts
+    double absurd_value = 0;
     PortCounters c;
   };
   struct LinkState {
@@ -111,6 +114,7 @@ class FabricSim {
   std::vector<PortState> ports_;
   std::vector<LinkState> links_;
   std::vector<DeviceMode> modes_;
+  std::vector<uint8_t> reflector_down_;
   probes::EcmpModel ecmp_;
 };
 
@@ -129,6 +133,7 @@ ProbeFate FabricSim::probe(fabric::PortId src, fabric::PortId dst, uint16_t spor
     }
     return true;
   };
+  if (reflector_down_[topology_.port(dst).device] != 0) return fate;  // nobody answers
   const probes::Path there = ecmp_.path_of({src, dst, sport, dport});
   if (there.empty()) return fate;
   fate.hops = there.size();

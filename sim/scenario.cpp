@@ -41,11 +41,27 @@ const std::vector<KindSpec>& specs() {
       {FaultKind::reboot, "reboot", "device", {}, {}},
       {FaultKind::probe_loss, "probe_loss", "end", {"rate"}, {"rate"}},
       {FaultKind::probe_delay, "probe_delay", "end", {"ms"}, {"ms"}},
+      {FaultKind::reflector_down, "reflector_down", "device", {}, {}},
+      {FaultKind::absurd, "absurd", "end", {"counter", "value"}, {"counter", "value"}},
   };
   return s;
 }
 
 }  // namespace
+
+const std::vector<std::string>& absurd_counters() {
+  static const std::vector<std::string> names = {
+      "carrier_changes", "link_down_events", "rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_errors",
+      "tx_errors", "rx_discards", "tx_discards", "rx_crc_errors", "rx_symbol_errors", "fec_corrected_bits",
+      "fec_uncorrectable_codewords", "rx_pause", "tx_pause", "rx_power_dbm", "tx_power_dbm", "temperature_c",
+      "laser_bias_ma"};
+  return names;
+}
+
+bool absurd_counter_supported(const std::string& name) {
+  const auto& n = absurd_counters();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
 
 std::string_view to_string(FaultKind k) {
   for (const auto& s : specs()) {
@@ -189,6 +205,18 @@ Scenario parse_scenario(std::string_view text, const std::string& source, const 
         if (fault.value > 1) fail(path + ".rate", "a share of probes must be at most 1");
         break;
       case FaultKind::probe_delay: fault.value = num("ms", 0, true); break;
+      case FaultKind::absurd: {
+        const auto c = f.find("counter");
+        if (c == f.end() || !c->is_string() || !absurd_counter_supported(c->get<std::string>())) {
+          fail(path + ".counter", "expected one of " + join(absurd_counters(), ", ") + ", got " +
+                                      (c == f.end() ? std::string("nothing") : c->dump()));
+        }
+        fault.counter = c->get<std::string>();
+        const auto v = f.find("value");
+        if (v == f.end() || !v->is_number()) fail(path + ".value", "expected a number (any, that is the point)");
+        fault.value = v->get<double>();
+        break;
+      }
       case FaultKind::congestion:
         fault.value = num("utilization", 0, true);
         fault.value2 = num("discard_rate", 0, true);

@@ -25,8 +25,13 @@ enum class FaultKind : uint8_t {
   reboot,        // device: restarts, its counters start again from zero
   probe_loss,    // end: a share `value` of the probes it receives vanish, counters clean (a gray failure)
   probe_delay,   // end: what it receives is held `value` milliseconds longer
+  reflector_down,  // device: its STAMP reflector stops answering (the device itself is fine)
+  absurd,        // end: its `counter` reads `value` while the fault lasts (a broken exporter)
 };
 std::string_view to_string(FaultKind k);
+// The counters an `absurd` fault can replace (fabsim's port counters, by canonical name).
+const std::vector<std::string>& absurd_counters();
+bool absurd_counter_supported(const std::string& name);
 
 struct Fault {
   FaultKind kind = FaultKind::flap;
@@ -40,6 +45,7 @@ struct Fault {
   double down_s = 0.2;    // flap
   double value = 0;
   double value2 = 0;
+  std::string counter;  // absurd: the canonical counter name it replaces
 };
 
 // What the simulator does at a moment: a link goes down or up, or a fault starts or ends.

@@ -37,6 +37,21 @@ inline std::optional<double> metric(HttpClient& http, const std::string& base, c
   return std::stod(m[2]);
 }
 
+// Where medicd serves HTTP, from its log ("" when it never says, within a minute).
+inline std::string api_of(testing::Process& medicd) {
+  std::string api;
+  testing::eventually(
+      [&] {
+        std::smatch m;
+        const std::string log = medicd.output();
+        if (!std::regex_search(log, m, std::regex("medicd http on ([0-9.]+:[0-9]+)"))) return false;
+        api = "http://" + m[1].str();
+        return true;
+      },
+      std::chrono::seconds(60));
+  return api;
+}
+
 // "http://127.0.0.1:PORT/s/rtsw0001/metrics" -> "http://127.0.0.1:PORT"
 inline std::string base_of(const std::string& url) { return url.substr(0, url.find("/s/")); }
 

@@ -90,17 +90,8 @@ TEST(E2EFaults, EachFaultFamilyEndsWhereThePolicySays) {
   for (const auto& h : exported_doc["hosts"]) host_telemetry |= h.value("telemetry", "").rfind(sim + "/h/", 0) == 0;
   ASSERT_TRUE(host_telemetry) << exported_doc["hosts"].dump();
 
-  std::smatch m;
-  std::string api;
-  ASSERT_TRUE(testing::eventually(
-      [&] {
-        const std::string log = medicd.output();
-        if (!std::regex_search(log, m, std::regex("medicd http on ([0-9.]+:[0-9]+)"))) return false;
-        api = "http://" + m[1].str();
-        return true;
-      },
-      60s))
-      << medicd.output();
+  const std::string api = api_of(medicd);
+  ASSERT_FALSE(api.empty()) << medicd.output();
   // The reboot only means something if medicd saw rtsw0007's counters before it.
   ASSERT_TRUE(testing::eventually(
       [&] {

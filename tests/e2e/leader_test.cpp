@@ -110,17 +110,8 @@ TEST(E2ELeader, StandbyTakesOverAfterKillNineWithoutADoubleDrain) {
   ASSERT_TRUE(testing::eventually([&] { return b.output().find("medicd b: leader (epoch 2)") != std::string::npos; },
                                   30s))
       << b.output();
-  std::smatch m;
-  std::string api;
-  ASSERT_TRUE(testing::eventually(
-      [&] {
-        const std::string log = b.output();
-        if (!std::regex_search(log, m, std::regex("medicd http on ([0-9.]+:[0-9]+)"))) return false;
-        api = "http://" + m[1].str();
-        return true;
-      },
-      60s))
-      << b.output();
+  const std::string api = api_of(b);
+  ASSERT_FALSE(api.empty()) << b.output();
 
   // The one drain is finished (reconciled by b if a died in the middle of it), the
   // incident waits for repair, and b adds nothing of its own however long it runs.

@@ -70,20 +70,6 @@ size_t udp_sockets(pid_t pid) {
   return n;
 }
 
-std::string api_of(testing::Process& medicd) {
-  std::string api;
-  testing::eventually(
-      [&] {
-        std::smatch m;
-        const std::string log = medicd.output();
-        if (!std::regex_search(log, m, std::regex("medicd http on ([0-9.]+:[0-9]+)"))) return false;
-        api = "http://" + m[1].str();
-        return true;
-      },
-      60s);
-  return api;
-}
-
 class E2EProbe : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -1,0 +1,154 @@
+// medicd keeps serving when its database does not: a PostgreSQL of the test's own, frozen
+// with SIGSTOP (hung: the kernel still accepts) or stopped, while fabsim's link flaps.
+//  - hung: /healthz says 503 with the reason within seconds, /metrics always answers, the
+//    repair queue answers 503 at once instead of holding a thread, polling goes on; when
+//    the server is thawed medicd leads again and /healthz is 200;
+//  - stopped for 60 s while a link flaps five times: medicd stays up (no exit 4), keeps
+//    what it found, takes the lead again when the server is back, records the flaps and
+//    drains the link, with its intent written before the switch was touched.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "common/http_client.h"
+#include "tests/e2e/e2e_fixture.h"
+#include "tests/support/private_pg.h"
+#include "tests/support/testing.h"
+
+namespace medic {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kFlapping = "rtsw0001:eth5--ctsw001:eth1";
+
+std::string flap_at(double at_s) {
+  return json{{"faults",
+               {{{"kind", "flap"}, {"link", "rtsw0001:eth5"}, {"at_s", at_s}, {"count", 5}, {"period_s", 1.0},
+                 {"down_s", 0.3}}}}}
+      .dump();
+}
+
+// A query on the private server, "" while it cannot answer.
+std::string query(const std::string& url, const std::string& sql) {
+  try {
+    pqxx::connection c(url);
+    pqxx::nontransaction n(c);
+    const auto r = n.exec(sql);
+    return r.empty() || r[0][0].is_null() ? "" : r[0][0].as<std::string>();
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+class E2EDatabase : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    curl_global_setup();
+    ASSERT_NO_FATAL_FAILURE(write_demo_topology(dir));
+  }
+  std::pair<unsigned, std::string> get(const std::string& url) {
+    HttpCallOptions o;
+    o.timeout_s = 3;
+    auto r = http.get(url, o);
+    if (!r.ok()) return {0, r.error()};
+    return {r->status, r->body};
+  }
+
+  testing::TempDir dir;
+  HttpClient http;
+};
+
+TEST_F(E2EDatabase, AHungDatabaseNeverStopsHealthMetricsOrPolling) {
+  testing::PrivatePostgres pg;
+  DemoFabsim fabsim;
+  ASSERT_NO_FATAL_FAILURE(fabsim.start(dir, json{{"faults", json::array()}}.dump()));
+  testing::Process medicd(MEDIC_MEDICD_BIN, {"--topology", fabsim.exported, "--db", pg.url(), "--no-probe", "--http",
+                                             "127.0.0.1:0", "--run-for", "240", "--db-timeout", "2"});
+  const std::string api = api_of(medicd);
+  ASSERT_FALSE(api.empty()) << medicd.output();
+  ASSERT_TRUE(testing::eventually([&] { return get(api + "/healthz").first == 200; }, 60s)) << medicd.output();
+  EXPECT_THAT(get(api + "/healthz").second, HasSubstr("ok: leader (epoch 1)"));
+  EXPECT_EQ(get(api + "/api/queue").first, 200u);
+
+  pg.freeze();
+  // Within a few seconds /healthz says why it is not healthy; it and /metrics always answer.
+  ASSERT_TRUE(testing::eventually([&] { return get(api + "/healthz").first == 503; }, 20s)) << medicd.output();
+  EXPECT_THAT(get(api + "/healthz").second, HasSubstr("the database"));
+  const auto queue = get(api + "/api/queue");
+  EXPECT_EQ(queue.first, 503u) << queue.second;
+  EXPECT_THAT(queue.second, HasSubstr("database"));
+  ASSERT_TRUE(testing::eventually([&] { return metric(http, api, "medic_db_up") == 0.0; }, 20s));
+  EXPECT_EQ(metric(http, api, "medic_leader"), 0);
+  // Polling goes on: cycles keep counting while the database is frozen.
+  const auto c0 = metric(http, api, "medic_cycles_total");
+  ASSERT_TRUE(c0);
+  std::this_thread::sleep_for(6s);
+  const auto c1 = metric(http, api, "medic_cycles_total");
+  ASSERT_TRUE(c1);
+  EXPECT_GE(*c1 - *c0, 3) << "the poll loop stalled on the database";
+  // Ten requests to the queue at once: all answered (503), none left hanging.
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(get(api + "/api/queue").first, 503u);
+  EXPECT_EQ(get(api + "/metrics").first, 200u);
+
+  pg.thaw();
+  ASSERT_TRUE(testing::eventually([&] { return get(api + "/healthz").first == 200; }, 60s)) << medicd.output();
+  EXPECT_THAT(get(api + "/healthz").second, HasSubstr("ok: leader (epoch 2)"));
+  EXPECT_EQ(get(api + "/api/queue").first, 200u);
+  // The poll loop reloads what the database holds at its next cycle, then leads.
+  EXPECT_TRUE(testing::eventually([&] { return metric(http, api, "medic_leader") == 1.0; }, 10s));
+  EXPECT_TRUE(medicd.running());
+}
+
+TEST_F(E2EDatabase, AStoppedDatabaseLosesNothingFoundMeanwhile) {
+  testing::PrivatePostgres pg;
+  DemoFabsim fabsim;
+  // The link flaps 30 s in: while the database is down.
+  ASSERT_NO_FATAL_FAILURE(fabsim.start(dir, flap_at(30)));
+  testing::Process medicd(MEDIC_MEDICD_BIN, {"--topology", fabsim.exported, "--db", pg.url(), "--no-probe", "--http",
+                                             "127.0.0.1:0", "--run-for", "280", "--db-timeout", "2"});
+  const std::string api = api_of(medicd);
+  ASSERT_FALSE(api.empty()) << medicd.output();
+  ASSERT_TRUE(testing::eventually([&] { return get(api + "/healthz").first == 200; }, 60s)) << medicd.output();
+  std::this_thread::sleep_for(8s);  // polling: baselines made
+  pg.stop();
+  ASSERT_TRUE(testing::eventually([&] { return metric(http, api, "medic_db_up") == 0.0; }, 20s)) << medicd.output();
+  // The flaps come and go while the database is down: found and kept.
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        const auto p = metric(http, api, "medic_pending_records");
+        return p && *p >= 1;
+      },
+      60s))
+      << medicd.output();
+  std::this_thread::sleep_for(30s);  // 60 s in all
+  EXPECT_TRUE(medicd.running()) << "medicd ended without its database:\n" << medicd.output();
+  EXPECT_EQ(metric(http, api, "medic_drains_succeeded_total"), 0);
+  pg.start();
+
+  // Leads again, records what it kept, drains the link (its intent first).
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        return query(pg.url(), "SELECT state FROM incidents WHERE link = '" + std::string(kFlapping) + "'") ==
+               "repair_requested";
+      },
+      90s))
+      << medicd.output();
+  EXPECT_EQ(query(pg.url(), "SELECT count(*) FROM incidents"), "1");
+  EXPECT_EQ(query(pg.url(), "SELECT class FROM incidents"), "link_flap");
+  EXPECT_GE(std::stoi(query(pg.url(), "SELECT count(*) FROM findings WHERE kind = 'link_flap'")), 1);
+  EXPECT_EQ(query(pg.url(), "SELECT epoch FROM leader"), "2");
+  EXPECT_EQ(query(pg.url(), "SELECT kind || ' ' || state FROM actions"), "drain succeeded");
+  EXPECT_EQ(metric(http, api, "medic_pending_records"), 0);
+  EXPECT_EQ(metric(http, api, "medic_records_dropped_total"), 0);
+  EXPECT_THAT(medicd.output(), HasSubstr("leads again (epoch 2)"));
+  EXPECT_THAT(medicd.output(), ::testing::Not(HasSubstr("stopping so a leader can act")));
+}
+
+}  // namespace
+}  // namespace medic
