@@ -11,6 +11,12 @@
 // draws: with the link-pinned probes, and from the path probes alone (the harder case).
 // Prints true/false positives and misses against the injected links, precision, recall and
 // the CPU time of localize() per trial; --verbose lists every false positive and miss.
+//
+// A third run on the same draws gives localize() the observations' measurement endpoints
+// as medicd does (one prober, a reflector per device probed): the links it names must be
+// the same and no endpoint may be named. Then measurement faults: a dead reflector (a
+// random switch or host) beside 1-3 lossy links, and a prober losing 0.5-5% of everything
+// alike: the endpoint must be named, and no link but the injected ones.
 #include <sched.h>
 #include <time.h>
 
@@ -143,6 +149,26 @@ int main(int argc, char** argv) {
   }
   std::vector<probes::LinkObservation> pinned(plan.pinned.size());
   for (size_t i = 0; i < plan.pinned.size(); ++i) pinned[i] = {plan.pinned[i], per_link, 0};
+  // The measurement endpoints, as medicd's prober has them: one probe source, and the
+  // reflector of every device probed.
+  std::vector<probes::ProbeEndpoint> endpoints{{probes::ProbeEndpoint::Kind::sender, "local", fabric::kNone}};
+  std::vector<uint32_t> reflector_of(topo.devices().size(), probes::kNoEndpoint);
+  auto reflector = [&](fabric::PortId p) {
+    const fabric::DeviceId d = topo.port(p).device;
+    if (reflector_of[d] == probes::kNoEndpoint) {
+      reflector_of[d] = static_cast<uint32_t>(endpoints.size());
+      endpoints.push_back({probes::ProbeEndpoint::Kind::reflector, topo.device(d).name, d});
+    }
+    return reflector_of[d];
+  };
+  for (size_t i = 0; i < plan.flows.size(); ++i) {
+    paths[i].sender = 0;
+    paths[i].reflector = reflector(plan.flows[i].dst);
+  }
+  for (auto& o : pinned) {
+    o.sender = 0;
+    o.reflector = reflector(topo.link(o.link).b);
+  }
   const double plan_seconds = cpu_seconds() - plan_start;
   const uint64_t round = plan.flows.size() * per_flow + plan.pinned.size() * per_link;
 
@@ -158,7 +184,8 @@ int main(int argc, char** argv) {
 
   Rng rng(seed * 0x2545f4914f6cdd1dULL + 17);
   std::vector<double> loss(n_links, kBackground);
-  Score with_pinned, path_only;
+  Score with_pinned, path_only, with_endpoints;
+  uint64_t endpoint_false_positives = 0;
   uint64_t injected_total = 0;
   for (int trial = 0; trial < trials; ++trial) {
     const size_t m = 1 + rng.below(8);
@@ -174,9 +201,19 @@ int main(int argc, char** argv) {
     }
     for (auto& o : pinned) o.lost = binomial(rng, per_link, 1 - (1 - loss[o.link]) * (1 - loss[o.link]));
 
-    auto run = [&](Score& s, std::span<const probes::LinkObservation> links) {
+    auto run = [&](Score& s, std::span<const probes::LinkObservation> links, bool measured = false) {
       const double t0 = cpu_seconds();
-      const auto verdicts = probes::localize(topo, links, paths);
+      std::vector<probes::LinkVerdict> verdicts;
+      if (measured) {
+        auto loc = probes::localize(topo, links, paths, {}, endpoints);
+        endpoint_false_positives += loc.endpoints.size();
+        if (verbose) {
+          for (const auto& e : loc.endpoints) std::printf("  trial %d: false endpoint %s (loss %.4f)\n", trial, e.name.c_str(), e.loss);
+        }
+        verdicts = std::move(loc.links);
+      } else {
+        verdicts = probes::localize(topo, links, paths);
+      }
       const double dt = cpu_seconds() - t0;
       s.seconds += dt;
       s.worst = std::max(s.worst, dt);
@@ -218,7 +255,56 @@ int main(int argc, char** argv) {
     };
     run(with_pinned, pinned);
     run(path_only, {});
+    run(with_endpoints, pinned, true);
     for (LinkId l : injected) loss[l] = kBackground;
+  }
+
+  // Measurement faults, on fresh draws: a dead reflector beside real lossy links, and a
+  // prober losing alike everywhere.
+  const int fault_trials = std::max(1, trials / 4);
+  uint64_t dead_named = 0, dead_links_blamed = 0, dead_real_found = 0, dead_real = 0, dead_other_endpoints = 0;
+  uint64_t prober_named = 0, prober_links_blamed = 0, prober_other_endpoints = 0;
+  double fault_seconds = 0;
+  for (int trial = 0; trial < fault_trials; ++trial) {
+    // A dead reflector: a random device that answers probes.
+    uint32_t dead = probes::kNoEndpoint;
+    while (dead == probes::kNoEndpoint) dead = reflector_of[rng.below(topo.devices().size())];
+    const size_t m = 1 + rng.below(3);
+    std::set<LinkId> injected;
+    while (injected.size() < m) injected.insert(static_cast<LinkId>(rng.below(n_links)));
+    for (LinkId l : injected) loss[l] = std::exp(std::log(kMinLoss) + rng.uniform() * std::log(kMaxLoss / kMinLoss));
+    for (auto& o : paths) {
+      double deliver = 1;
+      for (LinkId l : o.candidates.front()) deliver *= 1 - loss[l];
+      o.lost = o.reflector == dead ? per_flow : binomial(rng, per_flow, 1 - deliver * deliver);
+    }
+    for (auto& o : pinned) {
+      o.lost = o.reflector == dead ? per_link : binomial(rng, per_link, 1 - (1 - loss[o.link]) * (1 - loss[o.link]));
+    }
+    double t0 = cpu_seconds();
+    auto loc = probes::localize(topo, pinned, paths, {}, endpoints);
+    fault_seconds += cpu_seconds() - t0;
+    for (const auto& e : loc.endpoints) (e.endpoint == dead ? dead_named : dead_other_endpoints)++;
+    for (const auto& v : loc.links) {
+      if (injected.count(v.link)) {
+        ++dead_real_found;
+      } else {
+        ++dead_links_blamed;
+        if (verbose) std::printf("  dead reflector %s: link blamed %s\n", endpoints[dead].name.c_str(), topo.link(v.link).name.c_str());
+      }
+    }
+    dead_real += m;
+    for (LinkId l : injected) loss[l] = kBackground;
+
+    // The prober: everything loses alike.
+    const double p = std::exp(std::log(0.005) + rng.uniform() * std::log(0.05 / 0.005));
+    for (auto& o : paths) o.lost = binomial(rng, per_flow, 1 - (1 - p) * (1 - kBackground));
+    for (auto& o : pinned) o.lost = binomial(rng, per_link, 1 - (1 - p) * (1 - kBackground));
+    t0 = cpu_seconds();
+    loc = probes::localize(topo, pinned, paths, {}, endpoints);
+    fault_seconds += cpu_seconds() - t0;
+    for (const auto& e : loc.endpoints) (e.endpoint == 0 ? prober_named : prober_other_endpoints)++;
+    prober_links_blamed += loc.links.size();
   }
 
   std::printf("lossy links injected: %llu\n\n", static_cast<unsigned long long>(injected_total));
@@ -232,6 +318,18 @@ int main(int argc, char** argv) {
   };
   line("link-pinned + path probes", with_pinned);
   line("path probes only", path_only);
+  line("both, with endpoints", with_endpoints);
+  std::printf("endpoints named on those draws (none is at fault): %llu\n", static_cast<unsigned long long>(endpoint_false_positives));
+  std::printf("\nmeasurement faults, %d trials each (%.1f ms per localization):\n", fault_trials,
+              1e3 * fault_seconds / (2.0 * fault_trials));
+  std::printf("  dead reflector + 1-3 lossy links: reflector named %llu of %d; other endpoints named %llu; "
+              "lossy links found %llu of %llu; healthy links blamed %llu\n",
+              static_cast<unsigned long long>(dead_named), fault_trials, static_cast<unsigned long long>(dead_other_endpoints),
+              static_cast<unsigned long long>(dead_real_found), static_cast<unsigned long long>(dead_real),
+              static_cast<unsigned long long>(dead_links_blamed));
+  std::printf("  prober losing 0.5-5%% alike: prober named %llu of %d; other endpoints named %llu; links blamed %llu\n",
+              static_cast<unsigned long long>(prober_named), fault_trials,
+              static_cast<unsigned long long>(prober_other_endpoints), static_cast<unsigned long long>(prober_links_blamed));
   std::printf("\nmisses by link kind (host NIC / ToR uplink / spine uplink): pinned+path %llu/%llu/%llu, path only %llu/%llu/%llu\n",
               static_cast<unsigned long long>(with_pinned.fn_by_kind[0]),
               static_cast<unsigned long long>(with_pinned.fn_by_kind[1]),

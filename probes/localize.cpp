@@ -432,6 +432,35 @@ Localization localize(const fabric::Topology& topology, std::span<const LinkObse
     return result;
   }
 
+  // Most rounds no endpoint comes near a verdict: each one's pooled loss, first, decides
+  // whether the search below is needed at all (naming one endpoint only ever takes
+  // evidence away from the others).
+  {
+    std::vector<uint64_t> es(endpoints.size(), 0), ek(endpoints.size(), 0);
+    auto count = [&](uint32_t e, uint64_t sent, uint64_t lost) {
+      if (e >= endpoints.size() || classify(sent, lost, config) == Kind::ignored) return;
+      es[e] += sent;
+      ek[e] += std::min(lost, sent);
+    };
+    for (const auto& l : links) {
+      count(l.sender, l.sent, l.lost);
+      if (l.reflector != l.sender) count(l.reflector, l.sent, l.lost);
+    }
+    for (const auto& p : paths) {
+      count(p.sender, p.sent, p.lost);
+      if (p.reflector != p.sender) count(p.reflector, p.sent, p.lost);
+    }
+    bool any = false;
+    for (size_t e = 0; e < endpoints.size() && !any; ++e) {
+      any = static_cast<double>(ek[e]) >= 3 && wilson(ek[e], es[e], config.z).lower >= config.min_loss &&
+            static_cast<double>(ek[e]) >= config.min_endpoint_loss * static_cast<double>(es[e]);
+    }
+    if (!any) {
+      result.links = localize_links(topology, links, paths, config, link_dropped, path_dropped);
+      return result;
+    }
+  }
+
   // Every observation that counts, with the links it may have crossed and how surely.
   struct Obs {
     uint64_t sent = 0, lost = 0;

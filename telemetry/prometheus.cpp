@@ -1,5 +1,6 @@
 #include "telemetry/prometheus.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -17,6 +18,9 @@ const std::string_view* PromSample::label(std::string_view label_name) const {
 }
 
 namespace {
+
+// Up to this many labels, a new one is checked against the others as it is read.
+constexpr size_t kScanLabels = 16;
 
 inline bool is_name_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
@@ -211,9 +215,11 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
           return fail("more than " + std::to_string(limits_.max_labels_per_sample) + " labels on one sample of " +
                       std::string(name));
         }
-        // The label count is bounded, so this check is too (at most that many comparisons).
-        for (const auto& l : labels_) {
-          if (l.name == lname) return fail("duplicate label " + std::string(lname) + " in " + std::string(name));
+        // Duplicates: a scan while the set is small; past that, one sort at its end.
+        if (labels_.size() < kScanLabels) {
+          for (const auto& l : labels_) {
+            if (l.name == lname) return fail("duplicate label " + std::string(lname) + " in " + std::string(name));
+          }
         }
         if (const auto bad = utf8_error(line.substr(vb, i - vb))) {
           return fail("invalid UTF-8 at byte " + std::to_string(vb + *bad + 1) + " of the line, in the value of label " +
@@ -233,6 +239,13 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
         }
         return fail("expected ',' or '}' after the value of label " + std::string(lname));
       }
+    }
+    if (labels_.size() > kScanLabels) {
+      names_.clear();
+      for (const auto& l : labels_) names_.push_back(l.name);
+      std::sort(names_.begin(), names_.end());
+      const auto dup = std::adjacent_find(names_.begin(), names_.end());
+      if (dup != names_.end()) return fail("duplicate label " + std::string(*dup) + " in " + std::string(name));
     }
     if (i >= line.size() || !is_blank(line[i])) {
       return fail(i >= line.size() ? "missing value for " + std::string(name)

@@ -62,6 +62,7 @@ class PromParser {
  private:
   PromLimits limits_;
   std::vector<Label> labels_;
+  std::vector<std::string_view> names_;  // for the duplicate check of large label sets
   std::vector<std::string> unescaped_;
   std::vector<uint8_t> needs_unescape_;
   StringMap<MetricType> types_;

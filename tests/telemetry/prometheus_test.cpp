@@ -505,6 +505,14 @@ TEST(PromParser, LabelsPerSampleAreBounded) {
   EXPECT_EQ(st.error(), "line 1: more than 2 labels on one sample of m");
 }
 
+TEST(PromParser, DuplicatesInLargeLabelSetsAreFound) {
+  std::string l = "m{";
+  for (int i = 0; i < 40; ++i) l += (i ? ",l" : "l") + std::to_string(i) + "=\"v\"";
+  EXPECT_TRUE(parse(l + "} 1\n").status.ok());
+  EXPECT_EQ(error_of(l + ",l7=\"again\"} 1\n"), "line 1: duplicate label l7 in m");
+  EXPECT_EQ(error_of("m{a=\"1\",b=\"2\",a=\"3\"} 1\n"), "line 1: duplicate label a in m");
+}
+
 TEST(PromParser, LabelValuesMustBeUtf8) {
   EXPECT_TRUE(parse("m{device=\"caf\xc3\xa9\"} 1\n").status.ok());
   EXPECT_EQ(error_of("m{device=\"eth\xff" "5\"} 1\n"),
