@@ -1,5 +1,7 @@
 #include "common/json.h"
 
+#include "common/strings.h"
+
 namespace medic {
 
 std::string line_col(std::string_view text, size_t byte) {
@@ -28,9 +30,9 @@ Result<nlohmann::json> parse_json(std::string_view text, const std::string& sour
     if (what.rfind("parse error at line ", 0) == 0) {
       if (const size_t colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
     }
-    return Error{source + ": " + line_col(text, at) + ": invalid JSON: " + what};
+    return Error{source + ": " + line_col(text, at) + ": invalid JSON: " + escape_text(what, 300)};
   } catch (const nlohmann::json::exception& e) {  // numbers out of range (1e999)
-    return Error{source + ": invalid JSON: " + e.what()};
+    return Error{source + ": invalid JSON: " + escape_text(e.what(), 300)};
   }
 }
 

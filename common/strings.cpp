@@ -82,6 +82,24 @@ std::optional<size_t> utf8_error(std::string_view s) {
   return std::nullopt;
 }
 
+std::string escape_text(std::string_view s, size_t max_bytes) {
+  std::string q = quote(s, max_bytes);
+  // quote() wraps in '"' (and a cut adds "..." after); keep what is between.
+  const bool cut = q.size() >= 5 && q.compare(q.size() - 3, 3, "...") == 0 && q[q.size() - 4] == '"';
+  std::string inner = q.substr(1, q.size() - (cut ? 5 : 2));
+  // quote() also escapes '"' and '\\', which a sentence need not.
+  std::string out;
+  out.reserve(inner.size());
+  for (size_t i = 0; i < inner.size(); ++i) {
+    if (inner[i] == '\\' && i + 1 < inner.size() && (inner[i + 1] == '"' || inner[i + 1] == '\\')) {
+      out += inner[++i];
+    } else {
+      out += inner[i];
+    }
+  }
+  return cut ? out + "..." : out;
+}
+
 std::string quote(std::string_view s, size_t max_bytes) {
   const bool cut = max_bytes > 0 && s.size() > max_bytes;
   if (cut) s = s.substr(0, max_bytes);

@@ -21,6 +21,10 @@ std::string format_number(double v);
 // answer raw. Long text is cut after `max_bytes` with "..." (0: no limit).
 std::string quote(std::string_view s, size_t max_bytes = 0);
 
+// The same escaping without the quotes: for messages that carry a stranger's bytes
+// inside a sentence (a parser's "last read: ..."), so they are valid UTF-8 and log-safe.
+std::string escape_text(std::string_view s, size_t max_bytes = 0);
+
 // Where `s` stops being valid UTF-8 (the offset of the first bad byte), or nullopt when it
 // is valid. Overlong forms, surrogates and code points past U+10FFFF are invalid.
 std::optional<size_t> utf8_error(std::string_view s);

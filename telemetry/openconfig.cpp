@@ -1,5 +1,7 @@
 #include "telemetry/openconfig.h"
 
+#include "common/strings.h"
+
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -120,7 +122,7 @@ class Walker : public nlohmann::json::json_sax_t {
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
     std::string what = ex.what();
     if (const size_t p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    error_ = "byte " + std::to_string(position) + ": " + what;
+    error_ = "byte " + std::to_string(position) + ": " + escape_text(what, 300);
     return false;
   }
 

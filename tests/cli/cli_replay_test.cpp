@@ -290,6 +290,41 @@ TEST_F(CliReplay, AGarbageFileIsRejected) {
   EXPECT_THAT(r.err, HasSubstr(", 1 answers rejected ("));
 }
 
+// Bytes that are not UTF-8 in a scrape: that payload is refused exactly (file, line, byte)
+// and the replay goes on; the JSON it prints stays valid. An absurd counter value is the
+// device's telemetry, never a flap of its link.
+TEST_F(CliReplay, HostileBytesAndAbsurdValuesAreRefusedAndTheRestGoesOn) {
+  for (long long t = 1; t <= 6; ++t) {
+    write_poll(t, nullptr, [&](const std::string& name) -> std::string {
+      if (name == "rtsw0002" && t == 3) return "node_network_up{device=\"eth\xff" "5\"} 1\n";
+      if (name == "rtsw0003" && t == 4) return "node_network_up{device=\"eth5\"} 1\xff\n";
+      if (name == "rtsw0001" && t == 4) {
+        std::string body = sim->render_prometheus(dev("rtsw0001"), 4.0);
+        const std::string key = "node_network_carrier_changes_total{device=\"eth5\"} ";
+        const size_t at = body.find(key);
+        body.replace(at + key.size(), body.find('\n', at) - at - key.size(), "18446744073709551616");
+        return body;
+      }
+      return "";
+    });
+  }
+  const Ran r = medic(replay_args());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto lines = json_lines(r.out);  // every line parses: valid JSON, valid UTF-8
+  const auto rejected = of_type(lines, "rejected");
+  ASSERT_EQ(rejected.size(), 2u) << r.out;
+  EXPECT_EQ(rejected[0]["device"], "rtsw0002");
+  EXPECT_EQ(rejected[0]["file"], poll_dir(3) + "/rtsw0002.prom");
+  EXPECT_EQ(rejected[0]["error"], "line 1: invalid UTF-8 at byte 28 of the line, in the value of label device of node_network_up");
+  EXPECT_EQ(rejected[1]["device"], "rtsw0003");
+  EXPECT_EQ(rejected[1]["error"], "line 1: invalid value \"1\\xff\" for node_network_up");
+  const json invalid = opened_of(lines, "telemetry_invalid");
+  ASSERT_FALSE(invalid.is_null()) << r.out;
+  EXPECT_EQ(invalid["device"], "rtsw0001");
+  for (const auto& o : opened(lines)) EXPECT_NE(o["class"], "link_flap") << o.dump();
+  EXPECT_THAT(r.err, HasSubstr("replayed 6 polls"));
+}
+
 TEST_F(CliReplay, SummaryGoesToStderr) {
   write_faulty_set();
   const Ran r = medic(replay_args());

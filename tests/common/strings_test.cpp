@@ -117,6 +117,13 @@ TEST(Quote, EscapesWhatIsNotPrintableText) {
   EXPECT_FALSE(utf8_error(quote(every)));
 }
 
+TEST(EscapeText, LikeQuoteWithoutTheQuotes) {
+  EXPECT_EQ(escape_text("last read: '\"\xff'"), "last read: '\"\\xff'");
+  EXPECT_EQ(escape_text("caf\xc3\xa9 a\\b"), "caf\xc3\xa9 a\\b");
+  EXPECT_EQ(escape_text(std::string(10, 'x'), 4), "xxxx...");
+  EXPECT_FALSE(utf8_error(escape_text("\xc0\xaf\xff\x01")));
+}
+
 TEST(Quote, LongTextIsCut) {
   EXPECT_EQ(quote(std::string(100, 'x'), 8), "\"xxxxxxxx\"...");
   EXPECT_EQ(quote("short", 8), "\"short\"");

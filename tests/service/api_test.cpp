@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include "tests/db/demo_db.h"
 
 namespace medic::service {
@@ -144,6 +146,41 @@ TEST(ApiWithoutToken, DecisionsAreOffButReadingWorks) {
   r.method = "GET";
   r.path = "/api/queue";
   EXPECT_EQ(api.handle(r)->status, 200u);
+}
+
+
+TEST_F(ApiTest, BodiesThatAreNotUtf8Are400AndChangeNothing) {
+  const int64_t id = open_incident("rtsw0001:eth5", triage::IncidentState::pending_approval);
+  const auto r = call(req("POST", "/api/incidents/" + std::to_string(id) + "/approve", "{\"by\": \"an\xff\"}"));
+  EXPECT_EQ(r.status, 400u) << r.body;
+  const json body = json::parse(r.body);  // the answer itself is valid JSON
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("invalid JSON"));
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("\\xff"));
+  EXPECT_EQ(d.tdb.scalar("SELECT coalesce(approved_by, '-') FROM incidents"), "-");
+}
+
+TEST_F(ApiTest, AKnownDownDatabaseIsRefusedAtOnceOffTheCallersThread) {
+  Api down(d.tdb.url(), "s3cret", {}, 64, [] { return std::string("connection refused"); });
+  std::promise<HttpResponse> answer;
+  ASSERT_TRUE(down.submit(req("GET", "/api/queue"), [&](HttpResponse r) { answer.set_value(std::move(r)); }));
+  const HttpResponse r = answer.get_future().get();
+  EXPECT_EQ(r.status, 503u);
+  EXPECT_EQ(json::parse(r.body)["error"],
+            "the database does not answer (connection refused); nothing can be read or decided now");
+  // The page needs no database.
+  std::promise<HttpResponse> page;
+  ASSERT_TRUE(down.submit(req("GET", "/"), [&](HttpResponse r) { page.set_value(std::move(r)); }));
+  EXPECT_EQ(page.get_future().get().status, 200u);
+  // Paths that are not the API's are the caller's.
+  EXPECT_FALSE(down.submit(req("GET", "/metrics"), [](HttpResponse) {}));
+}
+
+TEST_F(ApiTest, RequestsAreAnsweredOnTheApisThread) {
+  std::promise<HttpResponse> answer;
+  ASSERT_TRUE(api.submit(req("GET", "/api/queue"), [&](HttpResponse r) { answer.set_value(std::move(r)); }));
+  const HttpResponse r = answer.get_future().get();
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "[]\n");
 }
 
 }  // namespace

@@ -123,6 +123,7 @@ struct Overrides {
   const char* ctsw1_body = nullptr;
   bool rtsw1_silent = false;  // rtsw1 did not answer
   std::string rtsw1_error;
+  bool ctsw1_silent = false;
 };
 Overrides rtsw1_body(const char* body) {
   Overrides o;
@@ -166,9 +167,9 @@ class PipelineTest : public ::testing::Test {
     answers[0].body = o.rtsw1_silent ? std::string_view() : std::string_view(prom);
     answers[1].device = ctsw1;
     answers[1].time = t;
-    answers[1].answered = true;
+    answers[1].answered = !o.ctsw1_silent;
     answers[1].format = telemetry::detect_format("application/json", oc);
-    answers[1].body = oc;
+    answers[1].body = o.ctsw1_silent ? std::string_view() : std::string_view(oc);
     return p.poll(answers, t, {}, rounds);
   }
   static Time at(int n) { return kT0 + n * kPoll; }
@@ -545,6 +546,68 @@ TEST_F(PipelineTest, AVerdictOnALinkWhosePortsReportDownIsIgnored) {
   out = poll(p, 2, {}, again);
   EXPECT_EQ(probe_findings(out, l1), 0u);
   EXPECT_THAT(out.triage.updates, IsEmpty());
+}
+
+
+// Most devices unanswered for a while, then all back with counters that moved on
+// meanwhile: no device is stale for it, the outage is one finding, and no link finding
+// comes from counters that were merely not read.
+TEST_F(PipelineTest, ACollectorOutageMakesNoLinkFindingFromCountersItDidNotRead) {
+  detector_config.stale.outage_min_devices = 2;  // this fabric has two devices
+  Pipeline p(topo, map, detector_config);
+  for (int n = 0; n <= 2; ++n) {
+    fabric.traffic();
+    EXPECT_THAT(poll(p, n).findings, IsEmpty()) << n;
+  }
+  Overrides gone = rtsw1_silent("timeout after 2000 ms");
+  gone.ctsw1_silent = true;
+  std::vector<detectors::Finding> during;
+  for (int n = 3; n <= 9; ++n) {
+    fabric.traffic();
+    const PollOutcome out = poll(p, n, gone);
+    EXPECT_TRUE(out.telemetry_outage) << n;
+    for (const auto& f : out.findings) during.push_back(f);
+  }
+  ASSERT_EQ(during.size(), 1u);
+  EXPECT_EQ(during[0].kind, FindingKind::telemetry_outage);
+  EXPECT_FALSE(p.detectors().stale().stale(rtsw1));
+  // Back, with 70 s of traffic and a few carrier changes counted in one interval.
+  fabric.traffic();
+  fabric.rtsw1["eth1"].carrier += 0;  // nothing flapped: the counters only moved on
+  const PollOutcome back = poll(p, 10);
+  EXPECT_FALSE(back.telemetry_outage);
+  ASSERT_EQ(back.findings.size(), 1u);
+  EXPECT_EQ(back.findings[0].kind, FindingKind::telemetry_outage);
+  EXPECT_TRUE(back.findings[0].clears);
+  EXPECT_EQ(back.implausible, 0u);
+  for (int n = 11; n <= 14; ++n) {
+    fabric.traffic();
+    EXPECT_THAT(poll(p, n).findings, IsEmpty()) << n;
+  }
+}
+
+TEST_F(PipelineTest, AnAbsurdSampleIsTheDevicesTelemetryNeverItsLink) {
+  Pipeline p(topo, map, detector_config);
+  fabric.traffic();
+  poll(p, 0);
+  fabric.traffic();
+  poll(p, 1);
+  fabric.traffic();
+  fabric.rtsw1["eth1"].carrier = 18446744073709551616.0;  // 2^64 carrier transitions
+  const PollOutcome out = poll(p, 2);
+  EXPECT_EQ(out.implausible, 1u);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].kind, FindingKind::telemetry_invalid);
+  EXPECT_EQ(out.findings[0].link, fabric::kNone);
+  EXPECT_EQ(out.findings[0].device, rtsw1);
+  ASSERT_EQ(out.triage.updates.size(), 1u);
+  EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::telemetry_invalid);
+  // The exporter is sound again: no flap, no spike, nothing about the link.
+  fabric.rtsw1["eth1"].carrier = 2;
+  for (int n = 3; n <= 6; ++n) {
+    fabric.traffic();
+    for (const auto& f : poll(p, n).findings) EXPECT_NE(f.link, l1) << n << ": " << f.summary;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "sim/scenario.h"
 
 #include <gtest/gtest.h>
+#include <random>
+#include <gmock/gmock.h>
+#include "sim/fabric_sim.h"
 
 #include <string>
 
@@ -101,7 +104,8 @@ TEST_F(ScenarioTest, ErrorsNameTheFileAndJsonPath) {
             "s.json: $.faults[1].link: unknown link \"nope:eth1\"");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "melt", "link": "rtsw0001:eth5", "at_s": 0}]})"),
             "s.json: $.faults[0].kind: unknown fault kind \"melt\" (expected flap, down, optics_loss, weak_tx, "
-            "optics_drift, corrupt, fec, pause, congestion, silent, garbage, reboot, probe_loss, probe_delay)");
+            "optics_drift, corrupt, fec, pause, congestion, silent, garbage, reboot, probe_loss, probe_delay, "
+            "reflector_down, absurd)");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": 3, "link": "rtsw0001:eth5", "at_s": 0}]})"),
             "s.json: $.faults[0].kind: expected a fault kind");
   EXPECT_EQ(error_of(R"({"faults": [{"link": "rtsw0001:eth5", "at_s": 0}]})"),
@@ -171,6 +175,61 @@ TEST_F(ScenarioTest, ShippedDemoScenarioFitsTheDemoFabric) {
   const Scenario s = load_scenario_file(testing::source_dir() + "/sim/scenarios/demo.json", topo);
   ASSERT_EQ(s.faults.size(), 3u);
   EXPECT_EQ(s.events().size(), 1u + 5 * 2 + 5 * 2);
+}
+
+
+TEST(ScenarioFaultKinds, AbsurdAndReflectorDownFaults) {
+  const fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
+  const Scenario sc = parse_scenario(R"({"faults": [
+      {"kind": "absurd", "end": "rtsw0001:eth7", "counter": "carrier_changes", "value": 1.8446744073709552e19, "at_s": 5, "duration_s": 0.5},
+      {"kind": "absurd", "end": "rtsw0001:eth8", "counter": "rx_packets", "value": -5, "at_s": 5},
+      {"kind": "reflector_down", "device": "ctsw003", "at_s": 1}]})",
+                                     "s.json", topo);
+  ASSERT_EQ(sc.faults.size(), 3u);
+  EXPECT_EQ(sc.faults[0].kind, FaultKind::absurd);
+  EXPECT_EQ(sc.faults[0].counter, "carrier_changes");
+  EXPECT_EQ(sc.faults[0].value, 1.8446744073709552e19);
+  EXPECT_EQ(sc.faults[1].value, -5);
+  EXPECT_EQ(sc.faults[2].kind, FaultKind::reflector_down);
+  auto error_of = [&](const std::string& text) {
+    try {
+      parse_scenario(text, "s.json", topo);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_THAT(error_of(R"({"faults": [{"kind": "absurd", "end": "rtsw0001:eth7", "counter": "oper_up", "value": 1, "at_s": 0}]})"),
+              ::testing::StartsWith("s.json: $.faults[0].counter: expected one of carrier_changes, link_down_events"));
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "absurd", "end": "rtsw0001:eth7", "counter": "rx_bytes", "value": "big", "at_s": 0}]})"),
+            "s.json: $.faults[0].value: expected a number (any, that is the point)");
+}
+
+TEST(FabricSimFaults, AnAbsurdValueShowsWhileItLastsAndTheRealCounterGoesOn) {
+  const fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
+  FabricSim sim(topo);
+  const fabric::PortId p = *topo.find_port("rtsw0001", "eth7");
+  Fault f;
+  f.kind = FaultKind::absurd;
+  f.port = p;
+  f.counter = "carrier_changes";
+  f.value = 1e308;
+  const double before = sim.counters(p, 1).carrier_changes;
+  sim.apply(f, SimEvent::Phase::start, 2);
+  EXPECT_EQ(sim.counters(p, 2.5).carrier_changes, 1e308);
+  sim.apply(f, SimEvent::Phase::end, 3);
+  EXPECT_EQ(sim.counters(p, 3.5).carrier_changes, before);
+  // A dead reflector answers no probe addressed to its device.
+  Fault r;
+  r.kind = FaultKind::reflector_down;
+  r.device = *topo.find_device("ctsw003");
+  sim.apply(r, SimEvent::Phase::start, 4);
+  EXPECT_TRUE(sim.reflector_down(r.device));
+  std::mt19937_64 rng(1);
+  const fabric::PortId to = *topo.find_port("ctsw003", "eth1");
+  EXPECT_FALSE(sim.probe(topo.peer(to), to, 40000, 862, rng).delivered);
+  sim.apply(r, SimEvent::Phase::end, 5);
+  EXPECT_TRUE(sim.probe(topo.peer(to), to, 40000, 862, rng).delivered);
 }
 
 }  // namespace

@@ -455,6 +455,21 @@ TEST(CounterTracker, AnAbsurdFirstValueIsNeverABaseline) {
   EXPECT_EQ(t.observe(c).get(Counter::carrier_changes), 0.0);
 }
 
+TEST(CounterTracker, EveryGaugeHasItsPhysicalRange) {
+  for (size_t i = 0; i < kCounterCount; ++i) {
+    const auto c = static_cast<Counter>(i);
+    if (!is_gauge(c)) continue;
+    for (const double absurd : {1e308, -1e308}) {
+      CounterTracker t(1);
+      PortSample a = sample(0, at(0));
+      a.set(c, absurd);
+      const PortDelta d = t.observe(a);
+      EXPECT_EQ(d.implausible, bit(c)) << to_string(c) << " " << absurd;
+      EXPECT_FALSE(d.has(c)) << to_string(c);
+    }
+  }
+}
+
 TEST(CounterTracker, NegativeCountersAndGaugesOutOfRangeAreImplausible) {
   CounterTracker t(1);
   PortSample a = sample(0, at(0));
