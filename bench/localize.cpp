@@ -305,6 +305,13 @@ int main(int argc, char** argv) {
     fault_seconds += cpu_seconds() - t0;
     for (const auto& e : loc.endpoints) (e.endpoint == 0 ? prober_named : prober_other_endpoints)++;
     prober_links_blamed += loc.links.size();
+    if (verbose) {
+      for (const auto& v : loc.links) {
+        std::printf("  prober losing %.4f: link blamed %s (loss %.4f, confidence %.2f, %llu probes, %s)\n", p,
+                    topo.link(v.link).name.c_str(), v.loss, v.confidence, static_cast<unsigned long long>(v.probes),
+                    v.method.c_str());
+      }
+    }
   }
 
   std::printf("lossy links injected: %llu\n\n", static_cast<unsigned long long>(injected_total));

@@ -533,6 +533,21 @@ Result<std::vector<FindingRow>> Database::findings(int64_t incident_id) {
   });
 }
 
+Status Database::resolve_incident(const triage::IncidentUpdate& u, const fabric::Topology& t, Time now) {
+  return run("resolve_incident", [&]() -> Status {
+    pqxx::work w(conn_->c);
+    const auto r = w.exec_params(
+        "UPDATE incidents SET state = 'closed', closed_at = coalesce(closed_at, $2::timestamptz), updated_at = now() "
+        "WHERE id = $1 AND state NOT IN ('closed', 'dismissed')",
+        u.incident_id, ts(now));
+    if (r.affected_rows() != 1) return Ok{};  // closed or dismissed already: nothing to do
+    insert_findings(w, u.incident_id, u.findings, t);
+    insert_event(w, u.incident_id, now, "closed", u.summary);
+    w.commit();
+    return Ok{};
+  });
+}
+
 Status Database::set_incident_state(int64_t id, triage::IncidentState state, Time at, const std::string& reason) {
   using S = triage::IncidentState;
   // One fixed statement per state: the stage column is never spliced from input.

@@ -172,6 +172,9 @@ class Database {
   Status add_findings(const triage::IncidentUpdate& u, const fabric::Topology& topology);
   Status add_findings(int64_t incident_id, const std::vector<detectors::Finding>& findings,
                       const fabric::Topology& topology);
+  // A measurement incident whose measurement works again: its findings attached and the
+  // incident closed, in one transaction (a retry never records the findings twice).
+  Status resolve_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now);
   // Findings that open no incident, with the reason (noted, maintenance).
   Status record_noted(const std::vector<triage::NotedFinding>& noted, const fabric::Topology& topology);
   Result<std::vector<FindingRow>> findings(int64_t incident_id);

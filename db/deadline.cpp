@@ -1,6 +1,8 @@
 #include "db/deadline.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -100,11 +102,15 @@ class Watchdog {
 }  // namespace
 
 CallDeadline::CallDeadline(int fd, double seconds) {
-  if (fd >= 0) id_ = Watchdog::get().arm(fd, seconds, &fired_);
+  // A descriptor of our own for the same socket: if libpq closes its own during the call
+  // (on an error), that number may be reused by then, but ours still names this socket.
+  if (fd >= 0) fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (fd_ >= 0) id_ = Watchdog::get().arm(fd_, seconds, &fired_);
 }
 
 CallDeadline::~CallDeadline() {
   if (id_ != 0) Watchdog::get().disarm(id_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace medic::db

@@ -37,6 +37,7 @@ class CallDeadline {
 
  private:
   uint64_t id_ = 0;
+  int fd_ = -1;  // our own descriptor of the socket
   std::atomic<bool> fired_{false};
 };
 

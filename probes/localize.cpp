@@ -49,6 +49,11 @@ struct LinkEvidence {
   uint32_t lossy_paths = 0;            // lossy path observations with the link on a candidate
   bool pinned_clean = false;
   bool exonerated = false;
+  // What its probes lose to a named measurement endpoint anyway (sent x that endpoint's
+  // loss, summed like `sent`): a link must lose clearly more than that to be named.
+  double base_mass = 0;
+  double all_lost = 0;   // lost of every observation counted in `sent`, weighted alike
+  double baseline() const { return sent > 0 ? base_mass / sent : 0.0; }
 };
 
 // A lossy observation in the search: its links live in entries[begin, end).
@@ -103,6 +108,11 @@ struct Candidate {
 //         lying on every lossy observation this one would explain (e.g. every link of the
 //         one lossy path there is). Otherwise the data cannot tell them apart, and
 //         neither is named.
+//     It must also lose at least twice the background, with a Wilson lower bound at z = 5
+//     (every link is tested each round: the stricter bound keeps chance from naming one
+//     of tens of thousands): the background is what the window's observations that do
+//     not bear on it lose (stray timeouts of a loaded host fall everywhere alike), or what
+//     the named measurement endpoints its probes went through lose, whichever is more.
 //     A link that passes gets the loss estimate k / n over everything bearing on it,
 //        k = sum over lossy observations through it of
 //            sent * weight * max(0, 1 - (1 - obs_loss) / prod_{found links f on it} (1 - loss_f)),
@@ -122,11 +132,12 @@ struct Candidate {
 // Losses are as the probes see them: for two-way probes, a link's round trip.
 namespace {
 
-// The search for lossy links over the observations not dropped (those an endpoint explains).
+// The search for lossy links. `link_base`, `path_base` (empty: none): the loss a named
+// measurement endpoint already explains on each observation; 1 leaves it out (a dead
+// reflector says nothing of the links under it).
 std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::span<const LinkObservation> links,
                                         std::span<const PathObservation> paths, const LocalizeConfig& config,
-                                        const std::vector<uint8_t>& link_dropped,
-                                        const std::vector<uint8_t>& path_dropped) {
+                                        const std::vector<double>& link_base, const std::vector<double>& path_base) {
   const size_t n_links = topology.links().size();
   std::vector<LinkEvidence> ev(n_links);
   std::vector<LossyObservation> lossy;
@@ -134,7 +145,8 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
 
   for (size_t oi = 0; oi < links.size(); ++oi) {
     const LinkObservation& o = links[oi];
-    if (o.link >= n_links || (!link_dropped.empty() && link_dropped[oi])) continue;
+    const double base = link_base.empty() ? 0.0 : link_base[oi];
+    if (o.link >= n_links || base >= 1) continue;
     const Kind kind = classify(o.sent, o.lost, config);
     if (kind == Kind::ignored) continue;
     const uint64_t lost = std::min(o.lost, o.sent);
@@ -142,6 +154,8 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
     e.bound_sent += o.sent;
     e.bound_lost += lost;
     e.sent += static_cast<double>(o.sent);
+    e.all_lost += static_cast<double>(lost);
+    e.base_mass += static_cast<double>(o.sent) * base;
     e.observations += 1;
     if (kind == Kind::clean) e.pinned_clean = true;
     if (kind == Kind::lossy) {
@@ -160,7 +174,8 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
   std::vector<LinkId> scratch;
   for (size_t pi = 0; pi < paths.size(); ++pi) {
     const PathObservation& o = paths[pi];
-    if (o.candidates.empty() || (!path_dropped.empty() && path_dropped[pi])) continue;
+    const double base = path_base.empty() ? 0.0 : path_base[pi];
+    if (o.candidates.empty() || base >= 1) continue;
     const Kind kind = classify(o.sent, o.lost, config);
     if (kind == Kind::ignored) continue;
     const uint64_t lost = std::min(o.lost, o.sent);
@@ -176,6 +191,8 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
         e.bound_sent += o.sent;
         e.bound_lost += lost;
         e.sent += sent;
+        e.all_lost += static_cast<double>(lost);
+        e.base_mass += sent * base;
         e.observations += 1;
         if (kind == Kind::lossy) {
           e.lossy += 1;
@@ -200,6 +217,8 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
         LinkEvidence& e = ev[scratch[i]];
         if (kind == Kind::lossy) {
           e.sent += sent * w;
+          e.all_lost += static_cast<double>(lost) * w;
+          e.base_mass += sent * w * base;
           e.observations += w;
           e.lossy += w;
           ++e.lossy_paths;
@@ -209,7 +228,8 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
           // they still do not exonerate). A flow that lost nothing and may have gone
           // around the link says nothing about it: its probes all took one path.
           e.sent += sent;
-          e.observations += 1;
+          e.base_mass += sent * base;
+          e.observations += 1;  // clean: nothing lost
         }
         i = j;
       }
@@ -220,6 +240,29 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
     }
   }
   if (lossy.empty()) return {};
+
+  // What every probe loses anyway (stray timeouts of a loaded prober or reflector host fall
+  // everywhere alike): a link must lose clearly more than the observations that do not
+  // cross it (`rest_rate` below).
+  double all_sent = 0, all_lost = 0;
+  for (size_t oi = 0; oi < links.size(); ++oi) {
+    if (links[oi].link >= n_links || (!link_base.empty() && link_base[oi] >= 1)) continue;
+    if (classify(links[oi].sent, links[oi].lost, config) == Kind::ignored) continue;
+    all_sent += static_cast<double>(links[oi].sent);
+    all_lost += static_cast<double>(std::min(links[oi].lost, links[oi].sent));
+  }
+  for (size_t pi = 0; pi < paths.size(); ++pi) {
+    if (paths[pi].candidates.empty() || (!path_base.empty() && path_base[pi] >= 1)) continue;
+    if (classify(paths[pi].sent, paths[pi].lost, config) == Kind::ignored) continue;
+    all_sent += static_cast<double>(paths[pi].sent);
+    all_lost += static_cast<double>(std::min(paths[pi].lost, paths[pi].sent));
+  }
+  // Observations a found link explains leave the background as they go: one real fault's
+  // loss is not every other link's background.
+  auto rest_rate = [&](const LinkEvidence& e) {
+    const double sent = all_sent - e.sent, lost = all_lost - e.all_lost;
+    return sent > 0 ? std::max(0.0, lost) / sent : 0.0;
+  };
 
   // 1. Exoneration.
   for (LinkEvidence& e : ev) {
@@ -319,6 +362,7 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
   };
   constexpr double kMinDistinct = 0.5;
   constexpr double kMinLost = 3;  // lost probes of free evidence a verdict needs
+  constexpr double kBackgroundZ = 5.0;  // one-sided 3e-7: a healthy link of 100,000 a round, 3% of rounds
 
   struct Found {
     LinkId link;
@@ -342,9 +386,15 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
     const LinkEvidence& e = ev[top.link];
     const double loss = std::min(1.0, r.lost / e.sent);
     const double lower = wilson_real(r.free_lost, r.free_sent, config.z).lower;
-    // Not shown to lose enough: dropped (not exonerated; its observations may still be
+    // Not shown to lose enough (and clearly more than a named prober or reflector already
+    // loses on its probes): dropped (not exonerated; its observations may still be
     // explained by a link found later).
+    const double baseline = std::max(e.baseline(), rest_rate(e));
     if (lower < config.min_loss || r.free_lost < kMinLost) continue;
+    // Beating the background is judged at a much stricter z: every link of the fabric is
+    // tested against it each round, and stray loss everywhere would otherwise make a few
+    // of tens of thousands of healthy links look worse than the rest by chance.
+    if (baseline > 0 && wilson_real(r.free_lost, r.free_sent, kBackgroundZ).lower < 2 * baseline) continue;
     const double distinct = 1 - rival(top.link, r.free_rate());
     if (distinct < kMinDistinct) continue;  // another link explains the same loss as well
 
@@ -355,6 +405,8 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
       o.keep *= 1 - loss;
       if (o.explained) continue;
       o.explained = true;
+      all_sent -= o.sent;
+      all_lost -= o.lost;
       f.explained_w += w;
       if (o.pinned) {
         f.pinned = true;
@@ -370,7 +422,10 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
   out.reserve(found.size());
   for (const Found& f : found) {
     const LinkEvidence& e = ev[f.link];
-    const double c = f.lower / (f.lower + config.min_loss);
+    // What the probes show beyond what a named endpoint already explains.
+    const double baseline = e.baseline();
+    const double excess = std::max(0.0, f.lower - baseline);
+    const double c = excess / (excess + config.min_loss);
     const double a = e.lossy > 0 ? std::min(1.0, f.explained_w / e.lossy) : 0.0;
     const double per_observation = e.observations > 0 ? e.sent / e.observations : 0.0;
     const double expected = 1 - std::pow(1 - f.loss, per_observation);
@@ -378,7 +433,7 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
     const double b = expected > 0 ? std::min(1.0, share / expected) : 0.0;
     LinkVerdict v;
     v.link = f.link;
-    v.loss = f.loss;
+    v.loss = baseline > 0 ? std::max(0.0, 1 - (1 - f.loss) / (1 - baseline)) : f.loss;
     v.confidence = std::clamp(c * f.distinct * (a + b) / 2, 0.0, 1.0);
     v.probes = static_cast<uint64_t>(std::llround(e.sent));
     v.lossy_paths = e.lossy_paths;
@@ -426,9 +481,10 @@ Localization localize(const fabric::Topology& topology, std::span<const LinkObse
                       std::span<const ProbeEndpoint> endpoints) {
   Localization result;
   const size_t n_links = topology.links().size();
-  std::vector<uint8_t> link_dropped(links.size(), 0), path_dropped(paths.size(), 0);
+  // Per observation, the loss a named endpoint explains (1: leave it out).
+  std::vector<double> link_base, path_base;
   if (endpoints.empty()) {
-    result.links = localize_links(topology, links, paths, config, link_dropped, path_dropped);
+    result.links = localize_links(topology, links, paths, config, link_base, path_base);
     return result;
   }
 
@@ -456,7 +512,7 @@ Localization localize(const fabric::Topology& topology, std::span<const LinkObse
             static_cast<double>(ek[e]) >= config.min_endpoint_loss * static_cast<double>(es[e]);
     }
     if (!any) {
-      result.links = localize_links(topology, links, paths, config, link_dropped, path_dropped);
+      result.links = localize_links(topology, links, paths, config, link_base, path_base);
       return result;
     }
   }
@@ -654,7 +710,16 @@ Localization localize(const fabric::Topology& topology, std::span<const LinkObse
           pool_sent[under[j].link] -= static_cast<double>(o.sent) * under[j].weight;
           pool_lost[under[j].link] -= static_cast<double>(o.lost) * under[j].weight;
         }
-        (o.pinned ? link_dropped : path_dropped)[o.index] = 1;
+        // A dead or nearly dead endpoint says nothing of the links under it: its
+        // observations leave. One that loses some of what it sends or answers leaves a
+        // baseline that the links under it must beat; for an endpoint under most of the
+        // fabric's observations (the one prober) that is what every link's background
+        // already is (localize_links compares each link with the rest of the fabric).
+        if (v->loss < config.endpoint_drop_loss && 2 * v->observations >= obs.size()) continue;
+        std::vector<double>& base = o.pinned ? link_base : path_base;
+        if (base.empty()) base.assign(o.pinned ? links.size() : paths.size(), 0.0);
+        double& b = base[o.index];
+        b = v->loss >= config.endpoint_drop_loss ? 1.0 : 1 - (1 - b) * (1 - v->loss);
       }
       result.endpoints.push_back(std::move(*v));
       again = true;
@@ -664,7 +729,7 @@ Localization localize(const fabric::Topology& topology, std::span<const LinkObse
   std::sort(result.endpoints.begin(), result.endpoints.end(), [](const EndpointVerdict& a, const EndpointVerdict& b) {
     return a.loss != b.loss ? a.loss > b.loss : a.endpoint < b.endpoint;
   });
-  result.links = localize_links(topology, links, paths, config, link_dropped, path_dropped);
+  result.links = localize_links(topology, links, paths, config, link_base, path_base);
   return result;
 }
 

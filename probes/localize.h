@@ -20,7 +20,8 @@
 // through (the prober that sent it, the reflector that answered it), an endpoint whose
 // observations all lose alike, and whose loss no single link explains together with loss
 // outside that endpoint, is named instead of any link (a dead reflector, a paused prober).
-// Its observations are then left out of the search for lossy links.
+// A dead endpoint's observations are then left out of the search for lossy links; one that
+// loses only some leaves its loss as a baseline the links under it must clearly beat.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +65,10 @@ struct LocalizeConfig {
   uint64_t min_probes = 20; // fewer probes on an observation: it proves nothing either way
   // A measurement endpoint is named only when it loses at least this share of its probes.
   double min_endpoint_loss = 0.001;
+  // A named endpoint losing at least this share says nothing of the links under it: its
+  // observations are left out. One losing less leaves its loss as a baseline that a link
+  // under it must clearly beat (twice it) to be named.
+  double endpoint_drop_loss = 0.5;
 };
 
 struct LinkVerdict {

@@ -177,6 +177,9 @@ Daemon::~Daemon() {
 bool Daemon::take_lead(int64_t epoch) {
   const auto& s = config_.settings();
   const Time now = clock_.now();
+  // Not leading until every piece is reloaded: a half-reset workflow must not tick.
+  epoch_ = 0;
+  metrics_.leading = 0;
   auto failed = [&](const std::string& what) {
     ++metrics_.db_errors;
     spdlog::error("medicd {}: could not take the lead (epoch {}): {}; tries again next cycle", s.name, epoch, what);
@@ -328,7 +331,12 @@ void Daemon::cycle(const LeadershipState& leadership) {
     pc.outage_share = detector_config_.probe.outage_share;
     pc.outage_min_sessions = detector_config_.probe.outage_min_sessions;
     prober_ = std::make_unique<probes::ProbeScheduler>(*topology_, pc, clock_);
-    if (auto st = prober_->start(); !st.ok()) throw std::runtime_error("prober: " + st.error());
+    if (auto st = prober_->start(); !st.ok()) {
+      // Counters still watch the fabric: active probing is off until medicd restarts.
+      spdlog::error("prober: {}; active probing is off", st.error());
+      prober_.reset();
+      can_probe_ = false;
+    }
   }
 
   ++metrics_.cycles;
@@ -396,6 +404,9 @@ void Daemon::cycle(const LeadershipState& leadership) {
       metrics_.probe_measurement_verdicts += r.endpoints.size();
     }
   }
+  // What was kept while it could not be recorded goes first, in order, and before this
+  // poll's triage: its incidents must be known when this poll's findings are sorted.
+  if (can_record()) flush(now);
   PollOutcome out = pipeline_->poll(answers, now, maintenance_, rounds);
   metrics_.samples += out.stats.samples;
   metrics_.samples_mapped += out.stats.mapped;
@@ -418,8 +429,6 @@ void Daemon::cycle(const LeadershipState& leadership) {
   for (const auto& c : out.link_changes) capacity_->set_oper_up(c.link, c.up);
   metrics_.findings += out.findings.size();
 
-  // What was kept while it could not be recorded goes first, in order.
-  if (can_record()) flush(now);
   record_oper(out.link_changes, now);
   if (!out.triage.noted.empty()) {
     metrics_.findings_noted += out.triage.noted.size();
@@ -575,10 +584,12 @@ bool Daemon::record(triage::IncidentUpdate& u, Time now) {
   }
   if (u.resolved) {
     // A measurement incident whose measurement works again: nobody repairs it, it closes.
-    if (auto st = db_->add_findings(u, *topology_); !st.ok()) return kept("incident " + std::to_string(u.incident_id), st.error());
-    if (auto st = db_->set_incident_state(u.incident_id, IncidentState::closed, now, u.summary); !st.ok()) {
+    if (u.incident_id == 0) pipeline_->triage().resolve_identity(u, now);
+    if (u.incident_id == 0) return true;  // nothing of that scope open: nothing to close
+    if (auto st = db_->resolve_incident(u, *topology_, now); !st.ok()) {
       return kept("could not close incident " + std::to_string(u.incident_id), st.error());
     }
+    pipeline_->triage().close(u.incident_id, now);
     ++metrics_.incidents_resolved;
     spdlog::info("incident {} closed: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope, u.summary);
     return true;

@@ -213,6 +213,18 @@ int main(int argc, char** argv) {
       spdlog::info("medicd http on {}:{}", http->address(), http->port());
       for (int i = 0; i < 2; ++i) http_threads.emplace_back([&] { http_io.run(); });
     }
+    // However this scope ends, the HTTP threads stop before the API and the daemon they
+    // call into go.
+    struct HttpStopper {
+      std::function<void()> stop;
+      ~HttpStopper() { stop(); }
+    } http_stopper{[&] {
+      if (http) http->stop();
+      http_io.stop();
+      for (auto& t : http_threads) {
+        if (t.joinable()) t.join();
+      }
+    }};
 
     asio::io_context io;
     asio::steady_timer timer(io);
@@ -243,11 +255,7 @@ int main(int argc, char** argv) {
       io.stop();
     });
     io.run();
-    if (http) {
-      http->stop();
-      http_io.stop();
-      for (auto& t : http_threads) t.join();
-    }
+    http_stopper.stop();
     leadership.stop();
     const auto& m = daemon.metrics();
     spdlog::info("medicd: {} cycles, {} incidents opened, {} drained, {} refused, {} failed", m.cycles.load(),

@@ -43,8 +43,10 @@ double max_increase(Counter c, double speed_gbps, Duration interval) {
   const double secs = std::max(0.0, seconds(interval)) + kJitterS;
   double per_s = 0;
   switch (c) {
+    // A link must train after every loss of carrier (tens of milliseconds at best, hundreds
+    // at 400G PAM4): 20 transitions a second is already a link that never carries a frame.
     case Counter::carrier_changes:
-    case Counter::link_down_events: per_s = 1000; break;  // a link retrains in milliseconds at best
+    case Counter::link_down_events: per_s = 20; break;
     case Counter::rx_bytes:
     case Counter::tx_bytes: per_s = bps / 8; break;
     case Counter::rx_packets:
@@ -75,7 +77,7 @@ bool plausible_value(Counter c, double v) {
     case Counter::laser_bias_ma: return v >= 0 && v <= 10000;
     case Counter::temperature_c: return v >= -100 && v <= 300;
     case Counter::pre_fec_ber: return v >= 0 && v <= 1;
-    default: return v >= 0 && v <= k2p64;  // a counter no wider than 64 bits
+    default: return v >= 0 && v < k2p64;  // a counter no wider than 64 bits (2^64 itself is not one)
   }
 }
 
@@ -124,15 +126,24 @@ PortDelta CounterTracker::observe(const PortSample& s) {
       if (!plausible_value(c, s.v[i])) {  // never a baseline
         flag(c, s.v[i]);
         next.present &= ~bit(c);
+      } else if (s.v[i] >= 0.75 * k2p64) {
+        unconfirmed_.insert(key);
       }
       continue;
     }
+
     const double base = held != held_.end() ? held->second.value : prev.v[i];
     const Time base_time = held != held_.end() ? held->second.time : prev.time;
     double inc = 0;
     bool wrapped = false;
     const bool absurd = !plausible_value(c, s.v[i]);
-    const bool counted = !absurd && counter_increase(base, s.v[i], inc, wrapped);
+    bool counted = !absurd && counter_increase(base, s.v[i], inc, wrapped);
+    if (counted && wrapped && unconfirmed_.count(key) != 0) {
+      // A 64-bit wrap needs a baseline near the top that a sound rise led to: a first value
+      // (or a restart from a jump) up there proves nothing, and wrapping from it would count
+      // the next sound value whole (240 flaps from one bogus 2^64 - 1). A reset instead.
+      counted = false;
+    }
     const double speed = s.port < speed_gbps_.size() ? speed_gbps_[s.port] : 0.0;
     if (absurd || (counted && inc > max_increase(c, speed, s.time - base_time))) {
       flag(c, s.v[i]);
@@ -143,6 +154,7 @@ PortDelta CounterTracker::observe(const PortSample& s) {
         // It keeps reporting from there: the counter really jumped. Start afresh.
         held_.erase(key);
         ++rebaselines_;
+        if (s.v[i] >= 0.75 * k2p64) unconfirmed_.insert(key);
       } else {
         next.v[i] = h.value;  // the implausible value never becomes the baseline
       }
@@ -152,14 +164,22 @@ PortDelta CounterTracker::observe(const PortSample& s) {
       // Back to plausible after implausible values: resume from here without a delta (the
       // increase spans the bad samples' time, not this interval).
       held_.erase(held);
+      if (s.v[i] >= 0.75 * k2p64) unconfirmed_.insert(key);
       continue;
     }
     if (counted) {
       d.v[i] = inc;
       d.present |= bit(c);
       if (wrapped) ++wraps_;
+      unconfirmed_.erase(key);  // a sound rise led here: a real baseline
     } else {
       d.counters_reset = true;
+      // Restarted from this value: near the top of 64 bits it proves nothing yet.
+      if (s.v[i] >= 0.75 * k2p64) {
+        unconfirmed_.insert(key);
+      } else {
+        unconfirmed_.erase(key);
+      }
     }
   }
   if (d.counters_reset) ++resets_;

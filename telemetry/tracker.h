@@ -8,6 +8,7 @@
 #pragma once
 
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "telemetry/counters.h"
@@ -54,6 +55,9 @@ class CounterTracker {
   std::vector<PortSample> last_;
   std::vector<double> speed_gbps_;
   std::unordered_map<uint64_t, Held> held_;  // port * kCounterCount + counter
+  // Baselines near the top of 64 bits that no sound rise led to (a first value, a restart
+  // after a jump): no wrap is taken from them.
+  std::unordered_set<uint64_t> unconfirmed_;
   size_t resets_ = 0;
   size_t wraps_ = 0;
   size_t implausible_ = 0;

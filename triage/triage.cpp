@@ -53,7 +53,13 @@ void Triage::reset() {
 }
 
 void Triage::resolve_identity(IncidentUpdate& u, Time now) {
-  if (u.resolved) return;
+  if (u.resolved) {
+    // A measurement incident's end: the open incident of its scope now, if any.
+    if (u.incident_id == 0) {
+      if (const auto it = by_device_.find({u.cls, u.device}); it != by_device_.end()) u.incident_id = it->second;
+    }
+    return;
+  }
   const Scope scope = is_device_class(u.cls) ? Scope{u.cls, fabric::kNone, u.device} : Scope{u.cls, u.link, fabric::kNone};
   IncidentUpdate found;
   start_update(found, scope, now);
@@ -134,6 +140,26 @@ TriageResult Triage::process(std::span<const Finding> findings, Time now, std::s
   std::vector<const Finding*> actionable;
   std::vector<IncidentUpdate> resolved;
   for (const Finding& f : findings) {
+    if (f.clears) {
+      // The measurement works again: its open incident, if any, is resolved. One not known
+      // open here may be waiting to be recorded (found while the database was down): the
+      // update goes out without an id and is matched when recorded (resolve_identity).
+      const Scope scope{class_of(f.kind), fabric::kNone, f.device};
+      IncidentUpdate u;
+      u.cls = scope.cls;
+      u.device = scope.device;
+      u.started_at = f.first_seen;
+      u.detected_at = f.observed_at;
+      u.summary = f.summary;
+      u.resolved = true;
+      u.findings.push_back(f);
+      if (const auto it = by_device_.find({scope.cls, scope.device}); it != by_device_.end()) {
+        u.incident_id = it->second;
+        u.severity = u.previous_severity = open_.at(it->second).severity;
+      }
+      resolved.push_back(std::move(u));
+      continue;
+    }
     const Maintenance* m = nullptr;
     for (const auto& w : maintenance) {
       if (w.covers(f, topology_, now)) {
@@ -143,24 +169,6 @@ TriageResult Triage::process(std::span<const Finding> findings, Time now, std::s
     }
     if (m != nullptr) {
       result.noted.push_back({f, "maintenance #" + std::to_string(m->id) + (m->reason.empty() ? "" : ": " + m->reason)});
-      continue;
-    }
-    if (f.clears) {
-      // The measurement works again: its open incident, if any, is resolved.
-      const Scope scope{class_of(f.kind), fabric::kNone, f.device};
-      if (const auto it = by_device_.find({scope.cls, scope.device}); it != by_device_.end()) {
-        IncidentUpdate u;
-        u.incident_id = it->second;
-        u.cls = scope.cls;
-        u.device = scope.device;
-        u.severity = u.previous_severity = open_.at(it->second).severity;
-        u.started_at = f.first_seen;
-        u.detected_at = f.observed_at;
-        u.summary = f.summary;
-        u.resolved = true;
-        u.findings.push_back(f);
-        resolved.push_back(std::move(u));
-      }
       continue;
     }
     if (f.severity == Severity::info) {
@@ -302,10 +310,11 @@ TriageResult Triage::process(std::span<const Finding> findings, Time now, std::s
   }
   for (auto& u : resolved) {
     // Findings of this poll that still report the fault win over the clearing one.
-    const bool still = std::any_of(result.updates.begin(), result.updates.end(),
-                                   [&](const IncidentUpdate& x) { return x.incident_id == u.incident_id; });
+    const bool still = std::any_of(result.updates.begin(), result.updates.end(), [&](const IncidentUpdate& x) {
+      return x.cls == u.cls && x.device == u.device && x.link == fabric::kNone;
+    });
     if (still) continue;
-    close(u.incident_id, now);
+    if (u.incident_id != 0) close(u.incident_id, now);
     result.updates.push_back(std::move(u));
   }
   return result;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <set>
@@ -211,14 +212,14 @@ TEST(LocalizeEndpoints, ALossyLinkIsNeverTakenForAnEndpoint) {
 }
 
 // Loss spread alike over everything one prober sends is that prober's (a loaded host, a
-// short pause): without endpoints it would be pinned on links.
+// short pause), never a link's: links must lose clearly more than the rest of the fabric.
 TEST(LocalizeEndpoints, LossAlikeEverywhereIsTheProberNotTheLinks) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     Prober p;
     p.rng.seed(seed);
     p.stray = 3e-3;
     auto [pinned, paths] = p.observe();
-    EXPECT_FALSE(localize(p.t, pinned, paths).empty()) << "seed " << seed << ": links take the blame without endpoints";
+    EXPECT_TRUE(localize(p.t, pinned, paths).empty()) << "seed " << seed;
     const Localization l = localize(p.t, pinned, paths, {}, p.endpoints);
     EXPECT_EQ(endpoint_names(l), (std::set<std::string>{"prober local"})) << "seed " << seed;
     EXPECT_TRUE(l.links.empty()) << "seed " << seed;
@@ -248,6 +249,41 @@ TEST(LocalizeEndpoints, ARealFaultBesideADeadReflectorIsStillFound) {
   EXPECT_EQ(endpoint_names(l), (std::set<std::string>{"reflector ctsw007"}));
   ASSERT_EQ(l.links.size(), 1u);
   EXPECT_EQ(l.links[0].link, bad);
+}
+
+
+// At medicd's own evidence (60 probes a session: 10 a round over 6 rounds) and with stray
+// loss everywhere, naming the prober must not hide a real lossy link: the links found with
+// endpoints are as many as without them, and nothing healthy is named either way.
+TEST(LocalizeEndpoints, ANamedProberDoesNotHideARealLink) {
+  const Topology& t = demo();
+  for (const double loss : {0.01, 0.02}) {
+    for (const double stray : {0.002, 0.005}) {
+      int with = 0, without = 0, false_with = 0, false_without = 0, prober_named = 0, trials = 0;
+      for (LinkId bad = 0; bad < t.links().size(); ++bad) {
+        Prober p;
+        p.probes = 60;
+        p.rng.seed(bad * 7 + static_cast<uint64_t>(stray * 1e4) + static_cast<uint64_t>(loss * 1e3));
+        p.stray = stray;
+        p.into[t.link(bad).a] = loss;
+        p.into[t.link(bad).b] = loss;
+        auto [pinned, paths] = p.observe();
+        ++trials;
+        for (const auto& v : localize(t, pinned, paths)) (v.link == bad ? without : false_without)++;
+        const Localization l = localize(t, pinned, paths, {}, p.endpoints);
+        for (const auto& v : l.links) (v.link == bad ? with : false_with)++;
+        prober_named += !l.endpoints.empty();
+      }
+      std::printf("loss %.3f stray %.3f: found %d with endpoints, %d without, of %d; healthy named %d with, %d without; "
+                  "prober named %d\n",
+                  loss, stray, with, without, trials, false_with, false_without, prober_named);
+      EXPECT_GE(with, without * 9 / 10) << "loss " << loss << " stray " << stray;
+      // Thin evidence (60 probes a session) under stray loss names a healthy neighbour now
+      // and then, as it did without endpoints; never more often.
+      EXPECT_LE(false_with, false_without + 1) << "loss " << loss << " stray " << stray;
+      EXPECT_LE(false_with, trials / 10) << "loss " << loss << " stray " << stray;
+    }
+  }
 }
 
 }  // namespace

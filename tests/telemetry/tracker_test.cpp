@@ -236,7 +236,12 @@ TEST(CounterTracker, Wrap32GivesTheRightIncrease) {
 }
 
 TEST(CounterTracker, Wrap64GivesTheRightIncrease) {
+  // The counter climbs to near the top soundly first: a 64-bit wrap is only believed from
+  // a baseline a rise led to (NoWrapFromABaselineNoSoundRiseLedTo).
   CounterTracker tr(1);
+  PortSample z = sample(0, at(-10));
+  z.set(Counter::rx_bytes, k2p64 - 8192);
+  tr.observe(z);
   PortSample a = sample(0, at(0));
   a.set(Counter::rx_bytes, k2p64 - 4096);
   tr.observe(a);
@@ -515,6 +520,80 @@ TEST(MaxIncrease, GrowsWithTheIntervalAndTheSpeed) {
   EXPECT_EQ(max_increase(Counter::tx_packets, 0, std::chrono::seconds(1)),
             max_increase(Counter::tx_packets, 1600, std::chrono::seconds(1)));
   EXPECT_TRUE(std::isinf(max_increase(Counter::rx_power_dbm, 400, std::chrono::seconds(1))));
+}
+
+
+// 2^64 - 1 (a double rounds it to 2^64) as a port's first value, or as a value it jumped to
+// and kept: a 64-bit wrap from there is not believed, so the next sound value is not
+// counted whole (240 flaps from one bogus sample would drain the link).
+TEST(CounterTracker, NoWrapFromABaselineNoSoundRiseLedTo) {
+  const double top = 18446744073709551615.0;  // rounds to 2^64
+  {
+    CounterTracker t(std::vector<double>{400.0});
+    PortSample a = sample(0, at(0));
+    a.set(Counter::carrier_changes, top);
+    const PortDelta da = t.observe(a);
+    EXPECT_EQ(da.implausible, bit(Counter::carrier_changes));  // 2^64 is no 64-bit value
+    PortSample b = sample(0, at(1));
+    b.set(Counter::carrier_changes, 240);
+    EXPECT_FALSE(t.observe(b).has(Counter::carrier_changes));
+  }
+  {
+    // Near the top but representable, as a first value: the next small one is a restart.
+    CounterTracker t(std::vector<double>{400.0});
+    PortSample a = sample(0, at(0));
+    a.set(Counter::carrier_changes, 0.9 * k2p64);
+    EXPECT_EQ(t.observe(a).implausible, 0u);
+    PortSample b = sample(0, at(1));
+    b.set(Counter::carrier_changes, 240);
+    const PortDelta d = t.observe(b);
+    EXPECT_FALSE(d.has(Counter::carrier_changes));
+    EXPECT_TRUE(d.counters_reset);
+    EXPECT_EQ(t.wraps(), 0u);
+  }
+  {
+    // Jumped up there three times in a row (a real jump is believed), then back: a restart.
+    CounterTracker t(std::vector<double>{400.0});
+    PortSample a = sample(0, at(0));
+    a.set(Counter::carrier_changes, 5);
+    t.observe(a);
+    for (int i = 1; i <= CounterTracker::kRebaselineAfter; ++i) {
+      PortSample j = sample(0, at(i));
+      j.set(Counter::carrier_changes, 0.9 * k2p64);
+      EXPECT_EQ(t.observe(j).implausible, bit(Counter::carrier_changes)) << i;
+    }
+    PortSample b = sample(0, at(10));
+    b.set(Counter::carrier_changes, 241);
+    const PortDelta d = t.observe(b);
+    EXPECT_FALSE(d.has(Counter::carrier_changes));
+    EXPECT_EQ(t.wraps(), 0u);
+  }
+  {
+    // A real wrap is still counted: the counter climbed there soundly.
+    CounterTracker t(std::vector<double>{400.0});
+    PortSample a = sample(0, at(0));
+    a.set(Counter::tx_bytes, k2p64 - 4096.0 * 1024 * 1024);
+    t.observe(a);
+    PortSample b = sample(0, at(1));
+    b.set(Counter::tx_bytes, k2p64 - 2048.0 * 1024 * 1024);
+    EXPECT_TRUE(t.observe(b).has(Counter::tx_bytes));
+    PortSample c = sample(0, at(2));
+    c.set(Counter::tx_bytes, 1024.0 * 1024 * 1024);
+    const PortDelta d = t.observe(c);
+    ASSERT_TRUE(d.has(Counter::tx_bytes));
+    EXPECT_EQ(d.get(Counter::tx_bytes), 3072.0 * 1024 * 1024);
+    EXPECT_EQ(t.wraps(), 1u);
+  }
+}
+
+TEST(CounterTracker, ThousandsOfFlapsInAPollAreImplausible) {
+  CounterTracker t(std::vector<double>{400.0});
+  PortSample a = sample(0, at(0));
+  a.set(Counter::carrier_changes, 4);
+  t.observe(a);
+  PortSample b = sample(0, at(10));
+  b.set(Counter::carrier_changes, 5004);
+  EXPECT_EQ(t.observe(b).implausible, bit(Counter::carrier_changes));
 }
 
 }  // namespace

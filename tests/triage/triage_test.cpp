@@ -1152,10 +1152,18 @@ TEST_F(TriageTest, AClearingFindingResolvesTheOpenMeasurementIncident) {
   EXPECT_EQ(done.updates[0].cls, IncidentClass::reflector_fault);
   EXPECT_TRUE(done.noted.empty());
   EXPECT_EQ(t.open_count(), 0u);
-  // A clearing finding with nothing open is nothing at all.
+  // A clearing finding with nothing open known here goes out without an id (its incident
+  // may still wait to be recorded, found while the database was down); when recorded,
+  // its identity resolves to nothing open, so it closes nothing and opens nothing.
   const TriageResult none = t.process(std::vector<Finding>{clear}, kT0 + seconds(70));
-  EXPECT_TRUE(none.updates.empty());
+  ASSERT_EQ(none.updates.size(), 1u);
+  EXPECT_TRUE(none.updates[0].resolved);
+  EXPECT_EQ(none.updates[0].incident_id, 0);
   EXPECT_TRUE(none.noted.empty());
+  IncidentUpdate late = none.updates[0];
+  t.resolve_identity(late, kT0 + seconds(70));
+  EXPECT_EQ(late.incident_id, 0);
+  EXPECT_EQ(t.open_count(), 0u);
   // The fault coming back soon after reopens the same incident.
   const TriageResult back =
       t.process(std::vector<Finding>{on_device(FindingKind::reflector_loss, dev("ctsw2"), kT0 + seconds(90))},
@@ -1163,6 +1171,30 @@ TEST_F(TriageTest, AClearingFindingResolvesTheOpenMeasurementIncident) {
   ASSERT_EQ(back.updates.size(), 1u);
   EXPECT_TRUE(back.updates[0].reopened);
   EXPECT_EQ(back.updates[0].incident_id, ids[0]);
+}
+
+// Found and cleared while the database was down: the clearing update, recorded after the
+// incident it ends, closes that incident.
+TEST_F(TriageTest, AClearingFindingKeptWhileUnrecordedClosesTheIncidentRecordedBeforeIt) {
+  Triage t(topo);
+  const TriageResult opened = t.process(std::vector<Finding>{on_device(FindingKind::reflector_loss, dev("ctsw2"), kT0)}, kT0);
+  ASSERT_EQ(opened.updates.size(), 1u);
+  ASSERT_TRUE(opened.updates[0].is_new());
+  Finding clear = on_device(FindingKind::reflector_loss, dev("ctsw2"), kT0 + seconds(30));
+  clear.severity = Severity::info;
+  clear.clears = true;
+  const TriageResult cleared = t.process(std::vector<Finding>{clear}, kT0 + seconds(30));
+  ASSERT_EQ(cleared.updates.size(), 1u);
+  ASSERT_TRUE(cleared.updates[0].resolved);
+  EXPECT_EQ(cleared.updates[0].incident_id, 0);
+  // The database answers again: recorded in order.
+  IncidentUpdate first = opened.updates[0], second = cleared.updates[0];
+  t.resolve_identity(first, kT0 + seconds(60));
+  ASSERT_TRUE(first.is_new());
+  t.bind(first, 42);
+  t.resolve_identity(second, kT0 + seconds(60));
+  EXPECT_EQ(second.incident_id, 42);
+  EXPECT_TRUE(second.resolved);
 }
 
 TEST_F(TriageTest, AClearingFindingLosesToTheSamePollsReport) {
