@@ -41,8 +41,11 @@ Result<std::string> read_data_file(const std::string& path, size_t max_bytes) {
   if (::fstat(fd, &st) != 0) return Error{path + ": cannot stat: " + std::strerror(errno)};
   if (!S_ISREG(st.st_mode)) return Error{path + ": " + kind_of(st.st_mode) + ", not a regular file"};
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return Error{path + ": " + size_text(static_cast<size_t>(st.st_size)) + " is more than the limit of " +
-                 size_text(max_bytes)};
+    // Rounded sizes that would read alike are given in bytes.
+    const size_t size = static_cast<size_t>(st.st_size);
+    const bool alike = size_text(size) == size_text(max_bytes);
+    return Error{path + ": " + (alike ? std::to_string(size) + " bytes" : size_text(size)) +
+                 " is more than the limit of " + (alike ? std::to_string(max_bytes) + " bytes" : size_text(max_bytes))};
   }
   std::string out;
   out.resize(static_cast<size_t>(st.st_size));

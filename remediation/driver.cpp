@@ -1,5 +1,7 @@
 #include "remediation/driver.h"
 
+#include "common/strings.h"
+
 #include "remediation/netns_driver.h"
 
 #include <cctype>
@@ -58,9 +60,10 @@ Result<InterfaceState> JsonRpcDriver::call(const std::string& method, const std:
     }
     if (reply->status != 200) {
       // 4xx will not get better by retrying (bad token, unknown path).
-      std::string body = reply->body.substr(0, 200);
-      while (!body.empty() && std::isspace(static_cast<unsigned char>(body.back()))) body.pop_back();
-      return Error{where + ": HTTP " + std::to_string(reply->status) + ": " + body};
+      // What a switch says is quoted escaped and cut: it goes into logs and action rows.
+      std::string_view body = reply->body;
+      while (!body.empty() && std::isspace(static_cast<unsigned char>(body.back()))) body.remove_suffix(1);
+      return Error{where + ": HTTP " + std::to_string(reply->status) + ": " + escape_text(body, 200)};
     }
     const json doc = json::parse(reply->body, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
@@ -70,7 +73,7 @@ Result<InterfaceState> JsonRpcDriver::call(const std::string& method, const std:
       std::string msg = e->is_object() && e->contains("message") && (*e)["message"].is_string()
                             ? (*e)["message"].get<std::string>()
                             : e->dump();
-      return Error{where + ": switch refused: " + msg};
+      return Error{where + ": switch refused: " + escape_text(msg, 200)};
     }
     const auto r = doc.find("result");
     if (r == doc.end() || !r->is_object() || !r->contains("drained") || !(*r)["drained"].is_boolean()) {

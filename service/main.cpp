@@ -24,6 +24,7 @@
 #include "service/api.h"
 #include "service/config.h"
 #include "service/daemon.h"
+#include "service/health.h"
 #include "service/leadership.h"
 #include "telemetry/mapping.h"
 
@@ -35,41 +36,6 @@ std::string default_name() {
   char host[256] = {0};
   if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = 0;
   return std::string(host[0] != 0 ? host : "medicd") + ":" + std::to_string(::getpid());
-}
-
-// What /healthz says: 200 when this daemon does its job (leads and polls, or stands by
-// while another leads), 503 with the reason when it does not.
-HttpResponse health(const service::LeadershipState& l, const service::DaemonMetrics& m, double stale_after_s,
-                    Time now) {
-  using service::Role;
-  const int64_t last = m.last_cycle_ns.load();
-  const double since = last == 0 ? -1
-                                 : std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch() -
-                                                                 std::chrono::nanoseconds(last))
-                                       .count();
-  const std::string cycle = since < 0 ? "no poll cycle finished yet" : "last poll cycle " + format_number(std::round(since * 10) / 10) + " s ago";
-  if (l.role == Role::standby) return HttpResponse::text(200, "ok: standby, " + l.leader + " leads");
-  if (since > stale_after_s || (since < 0 && l.role == Role::leader)) {
-    return HttpResponse::text(503, "unhealthy: the poll loop is stuck: " + cycle + " (expected within " +
-                                       format_number(stale_after_s) + " s)");
-  }
-  // The leadership check runs every second; an answer older than a few seconds means the
-  // check itself is waiting on a database that does not answer.
-  const double unanswered_s = l.db_answered_at == Time{} ? 0 : seconds(now - l.db_answered_at);
-  if (l.db_up && unanswered_s > 3.5) {
-    return HttpResponse::text(503, "unhealthy: the database has not answered for " + format_number(std::round(unanswered_s)) +
-                                       " s; polling and detecting, nothing is acted on meanwhile; " + cycle);
-  }
-  if (!l.db_up) {
-    return HttpResponse::text(503, "unhealthy: the database does not answer (" + l.db_error +
-                                       "); polling and detecting, " + std::to_string(m.pending_records.load()) +
-                                       " records wait, nothing is acted on; " + cycle);
-  }
-  if (l.role != Role::leader) {
-    return HttpResponse::text(503, "unhealthy: " + std::string(to_string(l.role)) +
-                                       ": the leader lock is not held; polling and detecting, nothing is acted on; " + cycle);
-  }
-  return HttpResponse::text(200, "ok: leader (epoch " + std::to_string(l.epoch) + "); " + cycle);
 }
 
 }  // namespace
@@ -196,7 +162,19 @@ int main(int argc, char** argv) {
                 return;
               }
               if (r.path == "/healthz") {
-                reply(health(leadership.state(), daemon.metrics(), stale_after_s, clock.now()));
+                service::HealthFacts f;
+                f.leadership = leadership.state();
+                const int64_t last = daemon.metrics().last_cycle_ns.load();
+                f.since_last_cycle_s =
+                    last == 0 ? -1
+                              : std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch() -
+                                                              std::chrono::nanoseconds(last))
+                                    .count();
+                f.stale_after_s = stale_after_s;
+                f.pending_records = static_cast<size_t>(std::max<int64_t>(0, daemon.metrics().pending_records.load()));
+                f.now = clock.now();
+                const service::Health h = service::judge_health(f);
+                reply(HttpResponse::text(h.status, h.text));
                 return;
               }
               HttpResponse res;

@@ -47,7 +47,10 @@ TEST(ReadDataFile, AFileOverTheLimitIsRefusedUnread) {
   testing::write_file(dir.file("big"), std::string(3000, 'x'));
   const auto r = read_data_file(dir.file("big"), 2048);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error(), dir.file("big") + ": 2 KiB is more than the limit of 2 KiB");
+  EXPECT_EQ(r.error(), dir.file("big") + ": 3000 bytes is more than the limit of 2048 bytes");
+  const auto far = read_data_file(dir.file("big"), 1000);
+  ASSERT_FALSE(far.ok());
+  EXPECT_EQ(far.error(), dir.file("big") + ": 2 KiB is more than the limit of 1000 bytes");
   EXPECT_TRUE(read_data_file(dir.file("big"), 3000).ok());
 }
 

@@ -1,6 +1,7 @@
 #include "common/http_server.h"
 
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -16,6 +17,7 @@
 
 #include "common/asio.h"
 #include "common/http_client.h"
+#include "tests/support/testing.h"
 
 namespace medic {
 namespace {
@@ -395,6 +397,25 @@ TEST(HttpServer, IdleConnectionsNeverLockANewClientOut) {
   EXPECT_LE(s.server().sessions(), 64u);
   EXPECT_GE(s.server().evicted(), 300u - 64u);
   for (const int fd : idle) ::close(fd);
+}
+
+// A connection that says nothing is closed once its read deadline passes, not held open.
+TEST(HttpServer, AnIdleConnectionIsClosedAtItsReadDeadline) {
+  HttpServerOptions o;
+  o.read_timeout_s = 0.5;
+  ServerThread s([](const HttpRequest&) { return HttpResponse::text(200, "ok"); }, o);
+  RawClient idle(s.port());
+  ASSERT_TRUE(testing::eventually([&] { return s.server().sessions() == 1; }, std::chrono::seconds(5)));
+  // The server closes it: the client reads the end of the stream (not its own 5 s timeout).
+  EXPECT_EQ(idle.read_response(), "");
+  EXPECT_TRUE(idle.closed_by_peer());
+  EXPECT_TRUE(testing::eventually([&] { return s.server().sessions() == 0; }, std::chrono::seconds(5)));
+  // And a kept-alive connection after its answer the same way.
+  RawClient kept(s.port());
+  kept.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_THAT(kept.read_response(), ::testing::HasSubstr("200"));
+  EXPECT_EQ(kept.read_response(), "");
+  EXPECT_TRUE(kept.closed_by_peer());
 }
 
 TEST(HttpServer, OneClientCannotHoldMoreThanItsShare) {

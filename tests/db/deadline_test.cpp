@@ -146,6 +146,32 @@ TEST(DbDeadline, TheLeadershipMonitorSaysDegradedAndLeadsAgainWithANewEpoch) {
   l.stop();
 }
 
+// A leader cut off from its database cannot tell whether another daemon took over; once it
+// reaches the database again and finds another leader, it stands by (fenced by epoch).
+TEST(DbDeadline, ALeaderThatLostItsDatabaseStandsByWhenAnotherTookOver) {
+  Proxied p;
+  { Database(p.url, p.options).migrate(); }
+  SystemClock clock;
+  service::Leadership a(p.url, "a", p.options, clock);
+  ASSERT_EQ(a.check_now().role, service::Role::leader);
+  a.start(std::chrono::milliseconds(200));
+  p.proxy.pause();
+  ASSERT_TRUE(medic::testing::eventually([&] { return a.state().role == service::Role::degraded; }, 10s));
+  // Its connections drop (the server frees its lock); another daemon takes the lead.
+  p.proxy.cut();
+  service::Leadership b(p.tdb.url(), "b", p.options, clock);
+  ASSERT_TRUE(medic::testing::eventually([&] { return b.check_now().role == service::Role::leader; }, 20s));
+  EXPECT_EQ(b.check_now().epoch, 2);
+  p.proxy.resume();
+  ASSERT_TRUE(medic::testing::eventually([&] { return a.state().role == service::Role::standby; }, 30s))
+      << service::to_string(a.state().role) << ": " << a.state().db_error;
+  EXPECT_EQ(a.state().leader, "b (epoch 2)");
+  // It never held the lock again meanwhile: b still leads with its epoch.
+  EXPECT_EQ(b.check_now().role, service::Role::leader);
+  EXPECT_EQ(b.check_now().epoch, 2);
+  a.stop();
+}
+
 TEST(DbDeadline, AnotherLeaderMakesTheMonitorStandBy) {
   Proxied p;
   { Database(p.url, p.options).migrate(); }

@@ -1,4 +1,5 @@
 #include "remediation/driver.h"
+#include "common/strings.h"
 #include "tests/support/testing.h"
 #include "tests/support/tls_certs.h"
 
@@ -240,6 +241,26 @@ TEST(JsonRpcDriver, GarbageAnswerIsAClearError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(), "rtsw0001 interface.drain(eth5): answer is not a JSON object");
   EXPECT_EQ(calls.load(), 1);
+}
+
+// What a broken or hostile switch says reaches logs and action rows escaped and cut.
+TEST(JsonRpcDriver, BytesASwitchSendsAreEscapedAndCutInItsErrors) {
+  ServerThread refusing([&](const HttpRequest&) {
+    return HttpResponse::text(403, std::string("no\xff\x01\x1b[2J") + std::string(1000, 'x') + "\n");
+  });
+  JsonRpcDriver d("rtsw0001", refusing.url("/rpc"), fast_options());
+  auto r = d.drain("eth5");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().rfind("rtsw0001 interface.drain(eth5): HTTP 403: no\\xff\\x01\\x1b[2Jxxx", 0), 0u) << r.error();
+  EXPECT_FALSE(utf8_error(r.error()).has_value());
+  EXPECT_LT(r.error().size(), 300u);
+  ServerThread lying([&](const HttpRequest&) {
+    return HttpResponse::json(200, R"({"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"bad\u0007\u001b[31mred"}})");
+  });
+  JsonRpcDriver d2("rtsw0001", lying.url("/rpc"), fast_options());
+  auto r2 = d2.drain("eth5");
+  ASSERT_FALSE(r2.ok());
+  EXPECT_EQ(r2.error(), "rtsw0001 interface.drain(eth5): switch refused: bad\\x07\\x1b[31mred");
 }
 
 TEST(JsonRpcDriver, AnswerWithoutDrainedBooleanIsAClearError) {
