@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "common/random.h"
 #include "fabric/generator.h"
 #include "probes/ecmp.h"
 #include "probes/localize.h"
@@ -42,21 +43,7 @@ namespace {
 constexpr double kBackground = 1e-6;
 constexpr double kMinLoss = 0.005, kMaxLoss = 0.05;
 
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
-
- private:
-  uint64_t state_;
-};
+using Rng = SplitMix64;
 
 // Binomial(n, p) by waiting times between losses: exact, and fast when n * p is small, as
 // it is here (a handful of losses per hundred probes at most).

@@ -15,6 +15,7 @@
 #include "common/strings.h"
 #include "common/time.h"
 #include "db/database.h"
+#include "detectors/config.h"
 #include "fabric/loader.h"
 #include "remediation/capacity.h"
 #include "remediation/capacity_config.h"
@@ -39,6 +40,7 @@ struct SnapshotArgs {
   std::string older_than;
   // take
   std::string topology, capacity, counter_map, reason = "medic snapshot take";
+  std::string detectors;  // diff: thresholds (default data/detectors.json)
   double timeout_s = 2.0;
 };
 
@@ -221,13 +223,22 @@ int cmd_show(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std:
 
 int cmd_diff(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std::ostream& err) {
   if (bad_id(a.a, err) || bad_id(a.b, err)) return 2;
+  // Discards and pause frames are notable as the detectors would judge them.
+  snapshot::DiffThresholds thresholds;
+  try {
+    thresholds = snapshot::diff_thresholds(detectors::DetectorConfig::load_file(
+        a.detectors.empty() ? service::default_data_dir() + "/detectors.json" : a.detectors));
+  } catch (const detectors::ConfigError& e) {
+    err << "medic: " << e.what() << '\n';
+    return 2;
+  }
   auto db = dbo.open();
   int code = 0;
   const auto first = load(*db, *parse_id(a.a), err, code);
   if (!first) return code;
   const auto second = load(*db, *parse_id(a.b), err, code);
   if (!second) return code;
-  const snapshot::SnapshotDiff d = snapshot::diff(*first, *second);
+  const snapshot::SnapshotDiff d = snapshot::diff(*first, *second, thresholds);
   if (a.json) {
     out << json_text(snapshot::diff_to_json(d), 2) << '\n';
   } else {
@@ -420,6 +431,8 @@ void add_snapshot_commands(CommandContext& ctx) {
   diff->add_option("a", args->a, "the earlier snapshot's id")->required();
   diff->add_option("b", args->b, "the later snapshot's id")->required();
   diff->add_flag("--json", args->json, "print JSON");
+  diff->add_option("--detectors", args->detectors,
+                   "detector thresholds that decide which discards and pause frames matter (default data/detectors.json)");
   bind(diff, cmd_diff);
 
   auto* take = snap->add_subcommand("take", "scrape every device once and store a whole-fabric snapshot (changes state)");

@@ -1,5 +1,7 @@
 #include "common/http_server.h"
 
+#include "common/files.h"
+
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -7,7 +9,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <list>
 #include <mutex>
@@ -191,10 +192,9 @@ std::unique_ptr<ssl::context> make_tls_context(const std::string& cert_file, con
   // A file that cannot be read, or holds no PEM at all, is named with a reason a person can act
   // on; OpenSSL would only say "system lib" or "unsupported".
   for (const auto& [what, file] : {std::pair{"certificate", &cert_file}, std::pair{"key", &key_file}}) {
-    std::ifstream in(*file, std::ios::binary);
-    if (!in) throw std::runtime_error(std::string("TLS ") + what + " " + *file + ": " + std::strerror(errno));
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (text.find("-----BEGIN ") == std::string::npos) {
+    const auto text = read_data_file(*file, 1 << 20);
+    if (!text.ok()) throw std::runtime_error(std::string("TLS ") + what + " " + text.error());
+    if (text->find("-----BEGIN ") == std::string::npos) {
       throw std::runtime_error(std::string("TLS ") + what + " " + *file + ": no PEM block (-----BEGIN ...) in the file");
     }
   }

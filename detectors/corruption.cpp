@@ -80,21 +80,16 @@ void CorruptionDetector::observe(const telemetry::PortDelta& d, std::vector<Find
   const int before = s.level;
   s.level = level;
   if (level > before) {
-    Finding f;
-    f.kind = FindingKind::corruption;
-    f.severity = level == 2 ? Severity::critical : Severity::warning;
-    f.link = port.link;
-    f.port = d.port;
-    f.device = port.device;
     // The first interval in the window with errors, not the window's start.
-    f.first_seen = d.time;
+    Time first = d.time;
     for (const auto& x : s.buckets) {
       if (x.errors > 0) {
-        f.first_seen = x.time;
+        first = x.time;
         break;
       }
     }
-    f.observed_at = d.time;
+    Finding f = port_finding(topology_, d.port, FindingKind::corruption,
+                             level == 2 ? Severity::critical : Severity::warning, first, d.time);
     char buf[200];
     std::snprintf(buf, sizeof buf, "%s receives corrupted frames: loss rate %.2e (%.0f of %.3g frames in %s), band %s",
                   topology_.endpoint_name(d.port).c_str(), rate, s.errors, s.frames,
@@ -160,15 +155,8 @@ void CorruptionDetector::check_discards(const telemetry::PortDelta& d, PortState
   const double load_at_discards = weight > 0 ? weighted / weight : mean_u;
   const bool congestion = load_at_discards >= config_.congestion_utilization || corr >= 0.5;
   s.discards_reported = true;
-  const fabric::Port& port = topology_.port(d.port);
-  Finding f;
-  f.kind = FindingKind::discards;
-  f.severity = congestion ? Severity::info : Severity::warning;
-  f.link = port.link;
-  f.port = d.port;
-  f.device = port.device;
-  f.first_seen = s.buckets.front().time;
-  f.observed_at = d.time;
+  Finding f = port_finding(topology_, d.port, FindingKind::discards, congestion ? Severity::info : Severity::warning,
+                           s.buckets.front().time, d.time);
   char buf[220];
   std::snprintf(buf, sizeof buf, "%s discards %.2e of packets at %.0f%% utilization: %s",
                 topology_.endpoint_name(d.port).c_str(), rate, load_at_discards * 100,

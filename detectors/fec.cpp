@@ -23,15 +23,7 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
   auto has = [&](Counter c) { return d.has(c) && std::isfinite(d.get(c)); };
   const std::string ep = topology_.endpoint_name(d.port);
   auto finding = [&](FindingKind kind, Severity sev) {
-    Finding f;
-    f.kind = kind;
-    f.severity = sev;
-    f.link = port.link;
-    f.port = d.port;
-    f.device = port.device;
-    f.observed_at = d.time;
-    f.first_seen = s.buckets.empty() ? d.time : s.buckets.front().time;
-    return f;
+    return port_finding(topology_, d.port, kind, sev, s.buckets.empty() ? d.time : s.buckets.front().time, d.time);
   };
 
   // Uncorrectable codewords: frames were lost.

@@ -46,4 +46,14 @@ std::optional<Severity> parse_severity(std::string_view s) {
   return std::nullopt;
 }
 
+Finding port_finding(const fabric::Topology& topology, fabric::PortId port, FindingKind kind, Severity severity,
+                     Time first_seen, Time observed_at) {
+  Finding f = make_finding(kind, severity, first_seen, observed_at);
+  const fabric::Port& p = topology.port(port);
+  f.link = p.link;
+  f.port = port;
+  f.device = p.device;
+  return f;
+}
+
 }  // namespace medic::detectors

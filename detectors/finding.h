@@ -71,5 +71,8 @@ bool is_measurement(FindingKind k);
 // A finding of `kind` and `severity`, begun at `first_seen`, concluded at `observed_at`;
 // the caller adds its scope, summary and evidence.
 Finding make_finding(FindingKind kind, Severity severity, Time first_seen, Time observed_at);
+// The same about one port: its link, the port and its device set from the topology.
+Finding port_finding(const fabric::Topology& topology, fabric::PortId port, FindingKind kind, Severity severity,
+                     Time first_seen, Time observed_at);
 
 }  // namespace medic::detectors

@@ -33,14 +33,7 @@ bool FlapDetector::suppressed(fabric::LinkId link, Time now) const {
 
 Finding FlapDetector::make(const telemetry::PortDelta& d, const PortState& s, Severity sev,
                            FindingKind kind) const {
-  const fabric::Port& port = topology_.port(d.port);
-  Finding f;
-  f.kind = kind;
-  f.severity = sev;
-  f.link = port.link;
-  f.port = d.port;
-  f.device = port.device;
-  f.observed_at = d.time;
+  Finding f = port_finding(topology_, d.port, kind, sev, d.time, d.time);
   f.evidence["penalty"] = std::round(s.penalty);
   f.evidence["suppress"] = config_.suppress;
   f.evidence["reuse"] = config_.reuse;

@@ -37,16 +37,7 @@ OpticsDetector::Level OpticsDetector::level_of(const Band& b, double v, Level pr
 }
 
 Finding OpticsDetector::base(const telemetry::PortDelta& d, FindingKind kind, Severity sev) const {
-  const fabric::Port& port = topology_.port(d.port);
-  Finding f;
-  f.kind = kind;
-  f.severity = sev;
-  f.link = port.link;
-  f.port = d.port;
-  f.device = port.device;
-  f.first_seen = d.time;
-  f.observed_at = d.time;
-  return f;
+  return port_finding(topology_, d.port, kind, sev, d.time, d.time);
 }
 
 void OpticsDetector::check_band(const telemetry::PortDelta& d, PortState&, const Band& b, double v, Level& level,
@@ -108,14 +99,8 @@ void OpticsDetector::check_loss(fabric::PortId rx_port, Time now, std::vector<Fi
   double reverse = NAN;
   if (!std::isnan(ts.rx) && !std::isnan(rs.tx) && ts.rx > kNoLight) reverse = rs.tx - ts.rx;
   const std::string here = topology_.endpoint_name(rx_port), there = topology_.endpoint_name(peer);
-  Finding f;
-  f.kind = FindingKind::optics_loss;
-  f.severity = now_level == alarm ? Severity::critical : Severity::warning;
-  f.link = port.link;
-  f.port = rx_port;
-  f.device = port.device;
-  f.first_seen = rs.rx_time;
-  f.observed_at = now;
+  Finding f = port_finding(topology_, rx_port, FindingKind::optics_loss,
+                           now_level == alarm ? Severity::critical : Severity::warning, rs.rx_time, now);
   char buf[160];
   std::snprintf(buf, sizeof buf, "%.2f dB lost from %s (tx %.2f dBm) to %s (rx %.2f dBm), budget %.1f dB",
                 loss, there.c_str(), ts.tx, here.c_str(), rs.rx, budget);

@@ -41,15 +41,10 @@ void PfcDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
   if (s.reported || d.time - s.pausing_since < config_.sustain) return;
   s.reported = true;
   const bool host_source = on_host || peer_is_host;
-  Finding f;
-  f.kind = host_source ? FindingKind::slow_receiver : FindingKind::pfc_storm;
-  f.severity = Severity::warning;
-  f.link = port.link;
-  f.port = d.port;
+  Finding f = port_finding(topology_, d.port, host_source ? FindingKind::slow_receiver : FindingKind::pfc_storm,
+                           Severity::warning, s.pausing_since, d.time);
   // The device at fault: the host that pauses, or the switch at the far end that pauses us.
-  f.device = on_host ? port.device : (peer != fabric::kNone ? topology_.port(peer).device : port.device);
-  f.first_seen = s.pausing_since;
-  f.observed_at = d.time;
+  if (!on_host && peer != fabric::kNone) f.device = topology_.port(peer).device;
   char buf[240];
   if (host_source) {
     std::snprintf(buf, sizeof buf,

@@ -1,5 +1,7 @@
 #include "probes/ecmp.h"
 
+#include "common/random.h"
+
 #include <algorithm>
 #include <limits>
 #include <list>
@@ -18,15 +20,6 @@ namespace {
 
 // Hop counts fit a byte: a Clos is a handful of hops across; 255 marks "not reachable".
 constexpr uint8_t kUnreached = 255;
-
-// splitmix64's finalizer: a cheap 64-bit mix whose outputs for consecutive inputs look
-// independent, which is what an ECMP hash over nearby source ports needs.
-uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Per-destination distance vectors kept in the cache: 64 MiB worth of them, at least 16.
 constexpr size_t kCacheBytes = size_t{64} << 20;

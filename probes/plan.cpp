@@ -1,5 +1,7 @@
 #include "probes/plan.h"
 
+#include "common/random.h"
+
 #include <algorithm>
 #include <numeric>
 #include <unordered_map>
@@ -13,23 +15,7 @@ using fabric::PortId;
 
 namespace {
 
-// splitmix64: a small, fast generator whose sequence is the same on every platform (the
-// standard distributions are not), so a plan is reproducible from its seed anywhere.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n); n > 0. The modulo bias is below 2^-40 for the sizes used here.
-  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
-
- private:
-  uint64_t state_;
-};
+using Rng = SplitMix64;
 
 // A GPU NIC: a host port linked to a switch (its ToR, the "attach" device).
 struct Nic {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <span>
+#include <vector>
 
 #include "common/strings.h"
 
@@ -271,6 +273,64 @@ class PromWriter {
   char buf_[256];
 };
 
+// Every per-port family fabsim exports the way node_exporter names it, once; switches and
+// hosts each export the ones marked for them, in this order.
+struct PortFamily {
+  const char* name;
+  const char* type;
+  const char* help;
+  double PortCounters::*field;
+  bool on_switch, on_host;
+};
+constexpr PortFamily kPortFamilies[] = {
+    {"node_network_carrier_changes_total", "counter", "Network device property: carrier_changes_total",
+     &PortCounters::carrier_changes, true, true},
+    {"node_network_receive_packets_total", "counter", "Network device statistic receive_packets.",
+     &PortCounters::rx_packets, true, true},
+    {"node_network_transmit_packets_total", "counter", "Network device statistic transmit_packets.",
+     &PortCounters::tx_packets, true, true},
+    {"node_network_receive_bytes_total", "counter", "Network device statistic receive_bytes.", &PortCounters::rx_bytes,
+     true, true},
+    {"node_network_transmit_bytes_total", "counter", "Network device statistic transmit_bytes.",
+     &PortCounters::tx_bytes, true, true},
+    {"node_network_receive_errs_total", "counter", "Network device statistic receive_errs.", &PortCounters::rx_errors,
+     true, true},
+    {"node_network_transmit_errs_total", "counter", "Network device statistic transmit_errs.",
+     &PortCounters::tx_errors, true, false},
+    {"node_network_receive_drop_total", "counter", "Network device statistic receive_drop.",
+     &PortCounters::rx_discards, true, true},
+    {"node_network_transmit_drop_total", "counter", "Network device statistic transmit_drop.",
+     &PortCounters::tx_discards, true, false},
+    {"node_ethtool_received_crc_errors_phy", "untyped", "Network interface rx_crc_errors_phy",
+     &PortCounters::crc_errors, true, true},
+    {"node_ethtool_received_symbol_err_phy", "untyped", "Network interface rx_symbol_err_phy",
+     &PortCounters::symbol_errors, true, true},
+    {"node_ethtool_link_down_events_phy", "untyped", "Network interface link_down_events_phy",
+     &PortCounters::link_down_events, false, true},
+    {"node_ethtool_received_pause_ctrl_phy", "untyped", "Network interface rx_pause_ctrl_phy", &PortCounters::rx_pause,
+     true, true},
+    {"node_ethtool_transmitted_pause_ctrl_phy", "untyped", "Network interface tx_pause_ctrl_phy",
+     &PortCounters::tx_pause, true, true},
+    {"node_ethtool_received_discards_phy", "untyped", "Network interface rx_discards_phy", &PortCounters::rx_discards,
+     false, true},
+    {"node_ethtool_received_corrected_bits_phy", "untyped", "Network interface rx_corrected_bits_phy",
+     &PortCounters::fec_corrected_bits, false, true},
+};
+
+// node_network_up and every port family the device kind exports.
+void write_port_families(PromWriter& w, const fabric::Topology& topology, std::span<const fabric::PortId> ports,
+                         const std::vector<PortCounters>& cs, bool host) {
+  w.family("node_network_up", "gauge", "Value is 1 if operstate is 'up', 0 otherwise.");
+  for (size_t i = 0; i < ports.size(); ++i) {
+    w.sample("node_network_up", "device", topology.port(ports[i]).name, cs[i].oper_up ? 1 : 0);
+  }
+  for (const PortFamily& f : kPortFamilies) {
+    if (!(host ? f.on_host : f.on_switch)) continue;
+    w.family(f.name, f.type, f.help);
+    for (size_t i = 0; i < ports.size(); ++i) w.sample(f.name, "device", topology.port(ports[i]).name, cs[i].*f.field);
+  }
+}
+
 }  // namespace
 
 std::string FabricSim::render_prometheus(fabric::DeviceId device, double t) {
@@ -285,46 +345,7 @@ std::string FabricSim::render_prometheus(fabric::DeviceId device, double t) {
   std::string out;
   out.reserve(ports.size() * 2200 + 4000);
   PromWriter w(out);
-  struct Family {
-    const char* name;
-    const char* type;
-    const char* help;
-    double PortCounters::*field;
-  };
-  static const Family kPortFamilies[] = {
-      {"node_network_carrier_changes_total", "counter", "Network device property: carrier_changes_total",
-       &PortCounters::carrier_changes},
-      {"node_network_receive_packets_total", "counter", "Network device statistic receive_packets.",
-       &PortCounters::rx_packets},
-      {"node_network_transmit_packets_total", "counter", "Network device statistic transmit_packets.",
-       &PortCounters::tx_packets},
-      {"node_network_receive_bytes_total", "counter", "Network device statistic receive_bytes.", &PortCounters::rx_bytes},
-      {"node_network_transmit_bytes_total", "counter", "Network device statistic transmit_bytes.",
-       &PortCounters::tx_bytes},
-      {"node_network_receive_errs_total", "counter", "Network device statistic receive_errs.", &PortCounters::rx_errors},
-      {"node_network_transmit_errs_total", "counter", "Network device statistic transmit_errs.",
-       &PortCounters::tx_errors},
-      {"node_network_receive_drop_total", "counter", "Network device statistic receive_drop.",
-       &PortCounters::rx_discards},
-      {"node_network_transmit_drop_total", "counter", "Network device statistic transmit_drop.",
-       &PortCounters::tx_discards},
-      {"node_ethtool_received_crc_errors_phy", "untyped", "Network interface rx_crc_errors_phy",
-       &PortCounters::crc_errors},
-      {"node_ethtool_received_symbol_err_phy", "untyped", "Network interface rx_symbol_err_phy",
-       &PortCounters::symbol_errors},
-      {"node_ethtool_received_pause_ctrl_phy", "untyped", "Network interface rx_pause_ctrl_phy",
-       &PortCounters::rx_pause},
-      {"node_ethtool_transmitted_pause_ctrl_phy", "untyped", "Network interface tx_pause_ctrl_phy",
-       &PortCounters::tx_pause},
-  };
-  w.family("node_network_up", "gauge", "Value is 1 if operstate is 'up', 0 otherwise.");
-  for (size_t i = 0; i < ports.size(); ++i) {
-    w.sample("node_network_up", "device", topology_.port(ports[i]).name, cs[i].oper_up ? 1 : 0);
-  }
-  for (const Family& f : kPortFamilies) {
-    w.family(f.name, f.type, f.help);
-    for (size_t i = 0; i < ports.size(); ++i) w.sample(f.name, "device", topology_.port(ports[i]).name, cs[i].*f.field);
-  }
+  write_port_families(w, topology_, ports, cs, false);
   w.family("fec_corrected_bits_total", "counter", "Bits corrected by FEC on receive.");
   for (size_t i = 0; i < ports.size(); ++i) {
     w.sample("fec_corrected_bits_total", "interface", topology_.port(ports[i]).name, cs[i].fec_corrected_bits);
@@ -365,48 +386,7 @@ std::string FabricSim::render_host(fabric::DeviceId device, double t) {
   std::string out;
   out.reserve(ports.size() * 1800 + 2000);
   PromWriter w(out);
-  struct Family {
-    const char* name;
-    const char* type;
-    const char* help;
-    double PortCounters::*field;
-  };
-  static const Family kFamilies[] = {
-      {"node_network_carrier_changes_total", "counter", "Network device property: carrier_changes_total",
-       &PortCounters::carrier_changes},
-      {"node_network_receive_packets_total", "counter", "Network device statistic receive_packets.",
-       &PortCounters::rx_packets},
-      {"node_network_transmit_packets_total", "counter", "Network device statistic transmit_packets.",
-       &PortCounters::tx_packets},
-      {"node_network_receive_bytes_total", "counter", "Network device statistic receive_bytes.", &PortCounters::rx_bytes},
-      {"node_network_transmit_bytes_total", "counter", "Network device statistic transmit_bytes.",
-       &PortCounters::tx_bytes},
-      {"node_network_receive_errs_total", "counter", "Network device statistic receive_errs.", &PortCounters::rx_errors},
-      {"node_network_receive_drop_total", "counter", "Network device statistic receive_drop.",
-       &PortCounters::rx_discards},
-      {"node_ethtool_received_crc_errors_phy", "untyped", "Network interface rx_crc_errors_phy",
-       &PortCounters::crc_errors},
-      {"node_ethtool_received_symbol_err_phy", "untyped", "Network interface rx_symbol_err_phy",
-       &PortCounters::symbol_errors},
-      {"node_ethtool_link_down_events_phy", "untyped", "Network interface link_down_events_phy",
-       &PortCounters::link_down_events},
-      {"node_ethtool_received_pause_ctrl_phy", "untyped", "Network interface rx_pause_ctrl_phy",
-       &PortCounters::rx_pause},
-      {"node_ethtool_transmitted_pause_ctrl_phy", "untyped", "Network interface tx_pause_ctrl_phy",
-       &PortCounters::tx_pause},
-      {"node_ethtool_received_discards_phy", "untyped", "Network interface rx_discards_phy",
-       &PortCounters::rx_discards},
-      {"node_ethtool_received_corrected_bits_phy", "untyped", "Network interface rx_corrected_bits_phy",
-       &PortCounters::fec_corrected_bits},
-  };
-  w.family("node_network_up", "gauge", "Value is 1 if operstate is 'up', 0 otherwise.");
-  for (size_t i = 0; i < ports.size(); ++i) {
-    w.sample("node_network_up", "device", topology_.port(ports[i]).name, cs[i].oper_up ? 1 : 0);
-  }
-  for (const Family& f : kFamilies) {
-    w.family(f.name, f.type, f.help);
-    for (size_t i = 0; i < ports.size(); ++i) w.sample(f.name, "device", topology_.port(ports[i]).name, cs[i].*f.field);
-  }
+  write_port_families(w, topology_, ports, cs, true);
   return out;
 }
 

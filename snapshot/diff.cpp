@@ -16,10 +16,6 @@ using telemetry::Counter;
 namespace {
 
 constexpr double kEpsilon = 1e-12;
-// Below these, discards and pause frames are what load does to a healthy port: the
-// corruption detector's discard rate and the PFC detector's pause rate (data/detectors.json).
-constexpr double kDiscardShare = 1e-6;
-constexpr double kPauseRate = 500;
 
 // Counters whose every increase is a symptom (flaps, errors, drops, pauses); the other
 // monotonic counters move with traffic.
@@ -99,7 +95,7 @@ Importance importance_of(const PortChange& p) {
   if (p.oper_before != p.oper_after || p.drained_before != p.drained_after) return Importance::state;
   Importance best = Importance::minor;
   for (const CounterChange& c : p.counters) {
-    if (!c.notable()) continue;
+    if (!c.notable) continue;
     if (c.counter == Counter::oper_up) return Importance::state;
     const Importance i = telemetry::is_gauge(c.counter) ? Importance::optics : Importance::fault;
     best = std::min(best, i);
@@ -163,28 +159,36 @@ std::string_view to_string(IncidentChange::Kind k) {
   return "?";
 }
 
-bool CounterChange::notable() const {
-  if (!before || !after) return false;
-  if (reset()) return true;
-  const double d = *after - *before;
-  switch (counter) {
+bool is_notable(const CounterChange& c, const DiffThresholds& t) {
+  if (!c.before || !c.after) return false;
+  if (c.reset()) return true;
+  const double d = *c.after - *c.before;
+  switch (c.counter) {
     case Counter::oper_up: return std::fabs(d) > kEpsilon;
     case Counter::rx_power_dbm:
-    case Counter::tx_power_dbm: return std::fabs(d) >= 0.5 - kEpsilon;
-    case Counter::temperature_c: return std::fabs(d) >= 3.0 - kEpsilon;
-    case Counter::laser_bias_ma: return std::fabs(d) >= 1.0 - kEpsilon;
+    case Counter::tx_power_dbm: return std::fabs(d) >= t.power_db - kEpsilon;
+    case Counter::temperature_c: return std::fabs(d) >= t.temperature_c - kEpsilon;
+    case Counter::laser_bias_ma: return std::fabs(d) >= t.bias_ma - kEpsilon;
     case Counter::pre_fec_ber:
-      return (*after > 0 && *after >= 10 * *before) || (*before > 0 && *before >= 10 * *after);
+      return (*c.after > 0 && *c.after >= t.ber_factor * *c.before) ||
+             (*c.before > 0 && *c.before >= t.ber_factor * *c.after);
     case Counter::rx_discards:
     case Counter::tx_discards:
-      return d > 0 && (!packets || *packets <= 0 || d >= kDiscardShare * *packets);
+      return d > 0 && (!c.packets || *c.packets <= 0 || d >= t.discard_share * *c.packets);
     case Counter::rx_pause:
-    case Counter::tx_pause: return d > 0 && (interval_s <= 0 || d >= kPauseRate * interval_s);
-    default: return is_fault_counter(counter) && d > 0;
+    case Counter::tx_pause: return d > 0 && (c.interval_s <= 0 || d >= t.pause_rate * c.interval_s);
+    default: return is_fault_counter(c.counter) && d > 0;
   }
 }
 
-SnapshotDiff diff(const Snapshot& a, const Snapshot& b) {
+DiffThresholds diff_thresholds(const detectors::DetectorConfig& detectors) {
+  DiffThresholds t;
+  t.discard_share = detectors.corruption.discard_rate;
+  t.pause_rate = detectors.pfc.pause_rate;
+  return t;
+}
+
+SnapshotDiff diff(const Snapshot& a, const Snapshot& b, const DiffThresholds& thresholds) {
   SnapshotDiff d;
   d.a = ref_of(a);
   d.b = ref_of(b);
@@ -228,6 +232,7 @@ SnapshotDiff diff(const Snapshot& a, const Snapshot& b) {
       }
       const Time ta = pa.sampled_at.value_or(a.taken_at), tb = pb.sampled_at.value_or(b.taken_at);
       ch.interval_s = std::fabs(seconds(tb - ta));
+      ch.notable = is_notable(ch, thresholds);
       c.counters.push_back(ch);
     }
     if (c.counters.empty() && c.oper_before == c.oper_after && c.drained_before == c.drained_after) continue;
@@ -386,7 +391,7 @@ std::string render_text(const SnapshotDiff& d) {
     out += states.empty() ? "\n" : ": " + join(states, "; ") + "\n";
     std::vector<std::string> moved;
     for (const auto& c : p.counters) {
-      if (c.notable()) moved.push_back(change_text(c));
+      if (c.notable) moved.push_back(change_text(c));
     }
     if (!moved.empty()) out += "      " + join(moved, "; ") + "\n";
   }
@@ -426,7 +431,7 @@ json diff_to_json(const SnapshotDiff& d) {
       json cj = {{"before", opt_number(c.before)}, {"after", opt_number(c.after)}};
       if (c.before && c.after) cj["delta"] = c.delta();
       if (c.reset()) cj["reset"] = true;
-      cj["notable"] = c.notable();
+      cj["notable"] = c.notable;
       counters[std::string(telemetry::to_string(c.counter))] = std::move(cj);
     }
     ports.push_back({{"device", p.device},

@@ -17,6 +17,7 @@
 
 #include "common/result.h"
 #include "common/time.h"
+#include "detectors/config.h"
 #include "fabric/topology.h"
 #include "remediation/capacity.h"
 #include "telemetry/counters.h"
@@ -104,10 +105,23 @@ Snapshot capture_fabric(const FabricState& state, std::string reason);
 // How much a port's change matters, most first.
 enum class Importance : uint8_t {
   state,   // oper or drain state changed
-  fault,   // an error or flap counter rose; discards rose by 1e-6 of the packets or more, pause
-           // frames at 500/s or more (the detectors' thresholds); or a counter was reset
-  optics,  // an optical reading moved beyond its noise (>= 0.5 dB, 3 C, 1 mA, 10x BER)
+  fault,   // an error or flap counter rose; discards or pause frames rose past the
+           // detectors' thresholds (DiffThresholds); or a counter was reset
+  optics,  // an optical reading moved beyond its noise (DiffThresholds)
   minor,   // only traffic counters or readings within their noise
+};
+
+// What makes a counter's change notable. Discards and pause frames are judged as the
+// detectors judge them (data/detectors.json: corruption.discard_rate, pfc.pause_rate:
+// diff_thresholds() takes them from there); the optics steps are how far a reading moves
+// beyond its noise.
+struct DiffThresholds {
+  double discard_share = 1e-6;  // discards per packet moved in the same direction
+  double pause_rate = 500;      // pause frames per second
+  double power_db = 0.5;        // rx or tx power
+  double temperature_c = 3.0;
+  double bias_ma = 1.0;
+  double ber_factor = 10;       // pre-FEC BER up or down by this factor
 };
 std::string_view to_string(Importance i);
 
@@ -122,7 +136,7 @@ struct CounterChange {
   double delta() const { return before && after ? *after - *before : 0.0; }
   // A monotonic counter that went down: the device restarted its counters.
   bool reset() const { return before && after && !telemetry::is_gauge(counter) && *after < *before; }
-  bool notable() const;  // counts toward fault or optics importance
+  bool notable = false;  // counts toward fault or optics importance (diff judges it)
 };
 
 struct PortChange {
@@ -170,7 +184,11 @@ struct SnapshotDiff {
   bool empty() const { return groups.empty() && incidents.empty() && ports.empty(); }
 };
 
-SnapshotDiff diff(const Snapshot& a, const Snapshot& b);
+SnapshotDiff diff(const Snapshot& a, const Snapshot& b, const DiffThresholds& thresholds);
+// The detectors' thresholds for discards and pause frames, the optics steps as given.
+DiffThresholds diff_thresholds(const detectors::DetectorConfig& detectors);
+// Whether `c` is notable under `t` (what diff sets CounterChange::notable from).
+bool is_notable(const CounterChange& c, const DiffThresholds& t);
 // For a terminal: what matters most first; ports with minor changes only are counted, not
 // listed.
 std::string render_text(const SnapshotDiff& d);

@@ -270,7 +270,7 @@ std::string construction_error(const HttpServerOptions& o) {
 TEST_F(HttpsServer, BadCertificateOrKeyFilesThrowNamingTheFileAndTheReason) {
   HttpServerOptions o = tls_options(pki_);
   o.tls_cert_file = dir_.file("missing.pem");
-  EXPECT_EQ(construction_error(o), "TLS certificate " + dir_.file("missing.pem") + ": No such file or directory");
+  EXPECT_EQ(construction_error(o), "TLS certificate " + dir_.file("missing.pem") + ": cannot open: No such file or directory");
 
   testing::write_file(dir_.file("garbage.pem"), "this is not a certificate\n");
   o.tls_cert_file = dir_.file("garbage.pem");

@@ -34,6 +34,7 @@
 #include "fabric/loader.h"
 #include "remediation/capacity.h"
 #include "remediation/capacity_config.h"
+#include "tests/e2e/e2e_fixture.h"
 #include "tests/support/testing.h"
 
 namespace medic {
@@ -332,10 +333,15 @@ TEST(E2ECrash, KillNineAtRandomPointsKeepsTheFabricSafe) {
   // One more medicd reconciles whatever the last kill left. It drains nothing new (every
   // class needs approval) so that, once the unfinished actions, repairs and dismissals are
   // through, nothing can start between the last look and SIGTERM.
-  testing::Process final_medicd(MEDIC_MEDICD_BIN, medicd_args("final", dir.file("policy_final.json")));
+  std::vector<std::string> final_args = medicd_args("final", dir.file("policy_final.json"));
+  final_args.insert(final_args.end(), {"--http", "127.0.0.1:0"});
+  testing::Process final_medicd(MEDIC_MEDICD_BIN, final_args);
+  const std::string final_api = api_of(final_medicd);
+  ASSERT_FALSE(final_api.empty()) << final_medicd.output();
+  HttpClient final_http;
   const bool quiet = testing::eventually(
       [&] {
-        return final_medicd.output().find("medicd ready") != std::string::npos &&
+        return metric(final_http, final_api, "medic_leader") == 1.0 &&
                tdb.scalar("SELECT count(*) FROM actions WHERE state IN ('intent', 'applied')") == "0" &&
                tdb.scalar("SELECT count(*) FROM incidents WHERE state IN ('mitigated', 'repaired', 'validating', "
                           "'validated', 'undrained')") == "0" &&

@@ -31,10 +31,22 @@ inline std::string try_scalar(const testing::TestDatabase& tdb, const std::strin
 inline std::optional<double> metric(HttpClient& http, const std::string& base, const std::string& name) {
   auto r = http.get(base + "/metrics");
   if (!r.ok() || r->status != 200) return std::nullopt;
-  std::smatch m;
-  const std::regex re("(^|\n)" + name + " ([0-9.e+]+)\n");
-  if (!std::regex_search(r->body, m, re)) return std::nullopt;
-  return std::stod(m[2]);
+  return testing::metric_value(r->body, name);
+}
+
+// What `base`/healthz says: {status, body} ({0, error} when it does not answer).
+inline std::pair<unsigned, std::string> healthz(HttpClient& http, const std::string& base) {
+  auto r = http.get(base + "/healthz");
+  if (!r.ok()) return {0u, r.error()};
+  return {r->status, r->body};
+}
+
+// Whether the medicd at `base` leads with `epoch` and has reloaded what the database holds:
+// /healthz says so and medic_leader is 1.
+inline bool leads(HttpClient& http, const std::string& base, int64_t epoch) {
+  const auto [status, body] = healthz(http, base);
+  return status == 200 && body.find("ok: leader (epoch " + std::to_string(epoch) + ")") != std::string::npos &&
+         metric(http, base, "medic_leader") == 1.0;
 }
 
 // Where medicd serves HTTP, from its log ("" when it never says, within a minute).
@@ -42,11 +54,8 @@ inline std::string api_of(testing::Process& medicd) {
   std::string api;
   testing::eventually(
       [&] {
-        std::smatch m;
-        const std::string log = medicd.output();
-        if (!std::regex_search(log, m, std::regex("medicd http on ([0-9.]+:[0-9]+)"))) return false;
-        api = "http://" + m[1].str();
-        return true;
+        api = testing::http_base_from_log(medicd.output());
+        return !api.empty();
       },
       std::chrono::seconds(60));
   return api;

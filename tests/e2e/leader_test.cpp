@@ -54,19 +54,26 @@ TEST(E2ELeader, StandbyTakesOverAfterKillNineWithoutADoubleDrain) {
   };
 
   // a leads.
-  auto a = std::make_unique<testing::Process>(MEDIC_MEDICD_BIN, args("a"));
+  auto a = std::make_unique<testing::Process>(MEDIC_MEDICD_BIN, args("a", {"--http", "127.0.0.1:0"}));
   ASSERT_TRUE(testing::eventually([&] { return try_scalar(tdb, "SELECT daemon || ' ' || epoch FROM leader") == "a 1"; },
                                   60s))
       << a->output();
-  ASSERT_TRUE(testing::eventually([&] { return a->output().find("medicd a: leader (epoch 1)") != std::string::npos; },
-                                  30s))
-      << a->output();
+  const std::string a_api = api_of(*a);
+  ASSERT_FALSE(a_api.empty()) << a->output();
+  ASSERT_TRUE(testing::eventually([&] { return leads(http, a_api, 1); }, 30s)) << a->output();
 
   // b waits on standby and says who leads.
   testing::Process b(MEDIC_MEDICD_BIN, args("b", {"--http", "127.0.0.1:0"}));
+  const std::string api = api_of(b);
+  ASSERT_FALSE(api.empty()) << b.output();
   ASSERT_TRUE(testing::eventually(
-      [&] { return b.output().find("medicd b: standby, a (epoch 1) leads") != std::string::npos; }, 60s))
-      << b.output();
+      [&] {
+        const auto [status, body] = healthz(http, api);
+        return status == 200 && body.rfind("ok: standby, a (epoch 1) leads", 0) == 0 &&
+               metric(http, api, "medic_role") == 3.0;
+      },
+      60s))
+      << healthz(http, api).second << "\n" << b.output();
 
   // A third daemon told not to wait exits at once.
   const auto [c_status, c_out] = testing::run_command(MEDIC_MEDICD_BIN, args("c", {"--no-standby"}), 60s);
@@ -96,7 +103,8 @@ TEST(E2ELeader, StandbyTakesOverAfterKillNineWithoutADoubleDrain) {
   }
   ASSERT_NE(seen, "") << "a never drained " << kFlapping << ":\n" << a->output();
   // Up to here b only waited.
-  EXPECT_THAT(b.output(), ::testing::Not(HasSubstr("medicd b: leader"))) << b.output();
+  EXPECT_EQ(metric(http, api, "medic_leader"), 0.0) << b.output();
+  EXPECT_EQ(metric(http, api, "medic_role"), 3.0) << b.output();
   ASSERT_TRUE(a->signal(SIGKILL));
   ASSERT_TRUE(a->wait(10s));
   a.reset();
@@ -107,11 +115,7 @@ TEST(E2ELeader, StandbyTakesOverAfterKillNineWithoutADoubleDrain) {
   ASSERT_TRUE(testing::eventually([&] { return try_scalar(tdb, "SELECT daemon || ' ' || epoch FROM leader") == "b 2"; },
                                   60s))
       << b.output();
-  ASSERT_TRUE(testing::eventually([&] { return b.output().find("medicd b: leader (epoch 2)") != std::string::npos; },
-                                  30s))
-      << b.output();
-  const std::string api = api_of(b);
-  ASSERT_FALSE(api.empty()) << b.output();
+  ASSERT_TRUE(testing::eventually([&] { return leads(http, api, 2); }, 30s)) << b.output();
 
   // The one drain is finished (reconciled by b if a died in the middle of it), the
   // incident waits for repair, and b adds nothing of its own however long it runs.

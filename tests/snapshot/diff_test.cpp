@@ -52,7 +52,7 @@ const CounterChange* counter_of(const PortChange& p, Counter c) {
 TEST(Diff, EqualSnapshotsHaveNoChanges) {
   Pair t;
   const Snapshot b = t.take(2);
-  const SnapshotDiff d = diff(t.a, b);
+  const SnapshotDiff d = diff(t.a, b, {});
   EXPECT_TRUE(d.empty());
   EXPECT_EQ(d.ports_compared, t.a.ports.size());
   EXPECT_EQ(d.ports_only_in_a, 0u);
@@ -72,7 +72,7 @@ TEST(Diff, EqualSnapshotsHaveNoChanges) {
 
 TEST(Diff, ASnapshotWithItself) {
   Pair t;
-  EXPECT_TRUE(diff(t.a, t.a).empty());
+  EXPECT_TRUE(diff(t.a, t.a, {}).empty());
 }
 
 TEST(Diff, FaultCountersRiseAndTrafficMoves) {
@@ -81,7 +81,7 @@ TEST(Diff, FaultCountersRiseAndTrafficMoves) {
   t.sample("rtsw0001", "eth5").set(Counter::rx_crc_errors, 5000);
   t.sample("rtsw0001", "eth5").set(Counter::rx_bytes, 1.7e15 + 3e12);
   t.sample("ctsw001", "eth2").set(Counter::tx_bytes, 1.6e15 + 1e12);  // traffic only
-  const SnapshotDiff d = diff(t.a, t.take(2));
+  const SnapshotDiff d = diff(t.a, t.take(2), {});
   ASSERT_EQ(d.ports.size(), 2u);
   const PortChange* crc = change_of(d, "rtsw0001", "eth5");
   ASSERT_NE(crc, nullptr);
@@ -89,12 +89,12 @@ TEST(Diff, FaultCountersRiseAndTrafficMoves) {
   EXPECT_EQ(crc->link, "rtsw0001:eth5--ctsw001:eth1");
   ASSERT_EQ(crc->counters.size(), 2u);  // canonical order: rx_bytes before rx_crc_errors
   EXPECT_EQ(crc->counters[0].counter, Counter::rx_bytes);
-  EXPECT_FALSE(crc->counters[0].notable());
+  EXPECT_FALSE(crc->counters[0].notable);
   EXPECT_EQ(crc->counters[1].counter, Counter::rx_crc_errors);
   EXPECT_EQ(crc->counters[1].before, 0);
   EXPECT_EQ(crc->counters[1].after, 5000);
   EXPECT_EQ(crc->counters[1].delta(), 5000);
-  EXPECT_TRUE(crc->counters[1].notable());
+  EXPECT_TRUE(crc->counters[1].notable);
   EXPECT_FALSE(crc->counters[1].reset());
   const PortChange* traffic = change_of(d, "ctsw001", "eth2");
   ASSERT_NE(traffic, nullptr);
@@ -121,7 +121,7 @@ TEST(Diff, OperAndDrainChangesComeFirst) {
   t.f.oper[t.f.port("rtsw0001", "eth6")] = 0;
   t.sample("rtsw0001", "eth6").set(Counter::oper_up, 0);
   t.f.model.set_drained(t.f.link("rtsw0001:eth5"), true);
-  const SnapshotDiff d = diff(t.a, t.take(2));
+  const SnapshotDiff d = diff(t.a, t.take(2), {});
   std::vector<std::string> order;
   for (const auto& p : d.ports) order.push_back(p.device + ":" + p.port + " " + std::string(to_string(p.importance)));
   // Ports with a state change in b's order, then the rest.
@@ -145,7 +145,7 @@ TEST(Diff, GroupsThatChangeWithTheirFloors) {
   Pair t;
   t.f.model.set_drained(t.f.link("rtsw0001:eth5"), true);
   t.f.model.set_oper_up(t.f.link("rtsw0001:eth6"), false);
-  const SnapshotDiff d = diff(t.a, t.take(2));
+  const SnapshotDiff d = diff(t.a, t.take(2), {});
   ASSERT_FALSE(d.groups.empty());
   const GroupChange& g = d.groups.front();  // the floor newly broken comes first
   EXPECT_EQ(g.name, "rtsw0001 uplinks");
@@ -167,7 +167,7 @@ TEST(Diff, GroupsThatChangeWithTheirFloors) {
   EXPECT_EQ(j["groups"][0]["links_in_service_after"], 2);
 
   // And back: the group recovers.
-  const SnapshotDiff back = diff(t.take(2), t.a);
+  const SnapshotDiff back = diff(t.take(2), t.a, {});
   ASSERT_FALSE(back.groups.empty());
   EXPECT_THAT(render_text(back), HasSubstr("  recovered    rtsw0001 uplinks (tor_uplinks): 50.0% -> 100.0%"));
 }
@@ -182,7 +182,7 @@ TEST(Diff, IncidentsOpenedChangedAndClosed) {
                    {8, "switch_fault", "triaged", "critical", "", "ctsw001"},
                    {9, "corruption", "triaged", "critical", t.f.link_name("rtsw0001:eth7"), "rtsw0001"},
                    {2, "fec", "triaged", "warning", t.f.link_name("rtsw0001:eth8"), "rtsw0001"}};
-  const SnapshotDiff d = diff(a, t.take(2));
+  const SnapshotDiff d = diff(a, t.take(2), {});
   ASSERT_EQ(d.incidents.size(), 4u);
   std::vector<std::string> got;
   for (const auto& i : d.incidents) got.push_back(std::string(to_string(i.kind)) + " " + std::to_string(i.id));
@@ -214,17 +214,17 @@ TEST(Diff, ResetsOpticsAndCountersThatAppearOrVanish) {
   s.set(Counter::pre_fec_ber, 2.4e-7);              // 100 times worse
   s.set(Counter::laser_bias_ma, 6.5);               // now read
   s.present &= ~telemetry::bit(Counter::temperature_c);  // no longer read
-  const SnapshotDiff d = diff(t.a, t.take(2));
+  const SnapshotDiff d = diff(t.a, t.take(2), {});
   const PortChange* p = change_of(d, "rtsw0001", "eth5");
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->importance, Importance::fault);  // the reset
   EXPECT_TRUE(counter_of(*p, Counter::rx_packets)->reset());
-  EXPECT_TRUE(counter_of(*p, Counter::rx_power_dbm)->notable());
-  EXPECT_FALSE(counter_of(*p, Counter::tx_power_dbm)->notable());
-  EXPECT_TRUE(counter_of(*p, Counter::pre_fec_ber)->notable());
+  EXPECT_TRUE(counter_of(*p, Counter::rx_power_dbm)->notable);
+  EXPECT_FALSE(counter_of(*p, Counter::tx_power_dbm)->notable);
+  EXPECT_TRUE(counter_of(*p, Counter::pre_fec_ber)->notable);
   EXPECT_EQ(counter_of(*p, Counter::laser_bias_ma)->before, std::nullopt);
   EXPECT_EQ(counter_of(*p, Counter::laser_bias_ma)->after, 6.5);
-  EXPECT_FALSE(counter_of(*p, Counter::laser_bias_ma)->notable());
+  EXPECT_FALSE(counter_of(*p, Counter::laser_bias_ma)->notable);
   EXPECT_EQ(counter_of(*p, Counter::temperature_c)->after, std::nullopt);
   EXPECT_EQ(counter_of(*p, Counter::temperature_c)->before, 47.5);
   const std::string text = render_text(d);
@@ -234,7 +234,7 @@ TEST(Diff, ResetsOpticsAndCountersThatAppearOrVanish) {
   // Only optics moved: optics importance.
   Pair o;
   o.sample("ctsw001", "eth1").set(Counter::temperature_c, 47.5 + 4);
-  const SnapshotDiff od = diff(o.a, o.take(2));
+  const SnapshotDiff od = diff(o.a, o.take(2), {});
   ASSERT_EQ(od.ports.size(), 1u);
   EXPECT_EQ(od.ports[0].importance, Importance::optics);
   EXPECT_THAT(render_text(od), HasSubstr("temperature_c +4.00 C (47.50 -> 51.50)"));
@@ -263,7 +263,7 @@ TEST(Diff, DiscardsAndPauseFramesAreJudgedAgainstTheLoad) {
   // Pause frames: 3,000 in 30 s is congestion (100/s); 30,000 (1,000/s) a storm.
   reread("ctsw001", "eth1").set(Counter::rx_pause, 3000);
   reread("ctsw001", "eth2").set(Counter::tx_pause, 30000);
-  const SnapshotDiff d = diff(t.a, t.take(2));
+  const SnapshotDiff d = diff(t.a, t.take(2), {});
   auto importance = [&](const std::string& dev, const std::string& port) {
     const PortChange* p = change_of(d, dev, port);
     return p ? std::string(to_string(p->importance)) : "unchanged";
@@ -282,6 +282,19 @@ TEST(Diff, DiscardsAndPauseFramesAreJudgedAgainstTheLoad) {
   EXPECT_THAT(text, HasSubstr("      tx_pause +30,000\n"));
   EXPECT_THAT(text, Not(HasSubstr("rx_pause")));
   EXPECT_EQ(diff_to_json(d)["ports"].size(), 5u);
+  // The thresholds are the detectors': a configuration that counts 50 pause frames a
+  // second as pausing and any discard as worth reporting makes both notable.
+  detectors::DetectorConfig strict;
+  strict.pfc.pause_rate = 50;
+  strict.corruption.discard_rate = 1e-9;
+  const DiffThresholds st = diff_thresholds(strict);
+  EXPECT_EQ(st.pause_rate, 50);
+  EXPECT_EQ(st.discard_share, 1e-9);
+  const SnapshotDiff sd = diff(t.a, t.take(2), st);
+  const PortChange* pe = change_of(sd, "ctsw001", "eth1");
+  ASSERT_NE(pe, nullptr);
+  EXPECT_EQ(to_string(pe->importance), "fault");
+  EXPECT_EQ(to_string(change_of(sd, "rtsw0001", "eth5")->importance), "fault");
 }
 
 TEST(Diff, PortsInOnlyOneSnapshot) {
@@ -289,7 +302,7 @@ TEST(Diff, PortsInOnlyOneSnapshot) {
   DemoFabric& f = t.f;
   Snapshot b = capture_link(f.state(), f.link("rtsw0002:eth5"), "action", "");  // rtsw0002 and ctsw001
   b.id = 2;
-  const SnapshotDiff d = diff(t.a, b);
+  const SnapshotDiff d = diff(t.a, b, {});
   EXPECT_EQ(d.ports_compared, 6u);    // ctsw001's
   EXPECT_EQ(d.ports_only_in_a, 8u);   // rtsw0001's
   EXPECT_EQ(d.ports_only_in_b, 8u);   // rtsw0002's
@@ -297,13 +310,13 @@ TEST(Diff, PortsInOnlyOneSnapshot) {
   // With a change, the ports line counts them too.
   f.samples[f.port("ctsw001", "eth1")].set(Counter::rx_crc_errors, 3);
   Snapshot c = capture_link(f.state(), f.link("rtsw0002:eth5"), "action", "");
-  EXPECT_THAT(render_text(diff(t.a, c)), HasSubstr("ports (1 changed; 8 only in the first; 8 only in the second):\n"));
+  EXPECT_THAT(render_text(diff(t.a, c, {})), HasSubstr("ports (1 changed; 8 only in the first; 8 only in the second):\n"));
 }
 
 TEST(Diff, AnEarlierSecondSnapshotSaysEarlier) {
   Pair t;
   t.f.now -= from_seconds(90);
-  const SnapshotDiff d = diff(t.a, t.take(2));
+  const SnapshotDiff d = diff(t.a, t.take(2), {});
   EXPECT_THAT(render_text(d), HasSubstr("\n1m30s earlier; "));
   EXPECT_EQ(diff_to_json(d)["interval_s"], -90.0);
 }
@@ -311,7 +324,7 @@ TEST(Diff, AnEarlierSecondSnapshotSaysEarlier) {
 TEST(Diff, HeadLinesNameBothSnapshots) {
   Pair t;
   t.later(2.5);
-  const std::string text = render_text(diff(t.a, t.take(2)));
+  const std::string text = render_text(diff(t.a, t.take(2), {}));
   EXPECT_THAT(text, HasSubstr("from snapshot 1 (action on rtsw0001:eth5--ctsw001:eth1, incident 4, action 7) taken "
                               "2027-01-15T08:00:00.000000Z: before drain\n"
                               "to   snapshot 2 (action on rtsw0001:eth5--ctsw001:eth1, incident 4, action 7) taken "

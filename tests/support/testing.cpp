@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <regex>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -253,6 +254,24 @@ std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& l : lines) out += l + "\n";
   return out;
+}
+
+std::string http_base_from_log(const std::string& log) {
+  static const std::regex re("medicd http on ([0-9.]+:[0-9]+)");
+  std::smatch m;
+  if (!std::regex_search(log, m, re)) return "";
+  return "http://" + m[1].str();
+}
+
+std::optional<double> metric_value(const std::string& exposition, const std::string& name) {
+  std::smatch m;
+  const std::regex re("(^|\n)" + name + " ([-+0-9.eEinfNa]+)\n");
+  if (!std::regex_search(exposition, m, re)) return std::nullopt;
+  try {
+    return std::stod(m[2]);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace medic::testing

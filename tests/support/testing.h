@@ -93,4 +93,10 @@ std::string join_lines(const std::vector<std::string>& lines);
 // Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 
+// Where a medicd serves HTTP ("http://127.0.0.1:PORT"), from the line it logs when it starts
+// serving; "" while it has not.
+std::string http_base_from_log(const std::string& log);
+// One unlabelled sample of a Prometheus text exposition, nullopt when absent.
+std::optional<double> metric_value(const std::string& exposition, const std::string& name);
+
 }  // namespace medic::testing

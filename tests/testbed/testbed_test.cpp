@@ -60,10 +60,12 @@ TEST_F(Testbed, MedicdDrainsAFlappingUplinkThroughTheNetnsDriverAndPutsItBackAft
   testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
                                         dir_.file("topology.json"), "--capacity", dir_.file("capacity.json"),
                                         "--detectors", detectors, "--policy", policy, "--db", db, "--poll-interval",
-                                        "0.5", "--no-probe"});
-  ASSERT_TRUE(testing::eventually([&] { return medicd.output().find("medicd ready") != std::string::npos; }, 30s))
+                                        "0.5", "--no-probe", "--http", "127.0.0.1:0"});
+  std::string api;
+  ASSERT_TRUE(testing::eventually([&] { return !(api = testing::http_base_from_log(medicd.output())).empty(); }, 60s))
       << medicd.output();
-  std::this_thread::sleep_for(2s);
+  ASSERT_TRUE(testing::eventually([&] { return leads_in_mgmt(api); }, 30s)) << medicd.output();
+  ASSERT_TRUE(cycles_pass(api, 4, 30s)) << medicd.output();  // baselines: the first poll of a port yields no delta
   const auto [code, out] =
       testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "flap", dir_.path(), "r1", "eth2", "4", "1.0", "0.3"}, 60s);
   ASSERT_EQ(code, 0) << out;
@@ -96,7 +98,8 @@ TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {
   const std::string db = tdb.socket_url();
   testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
                                         dir_.file("topology.json"), "--capacity", dir_.file("capacity.json"), "--db",
-                                        db, "--poll-interval", "0.5", "--dry-run", "--no-probe"});
+                                        db, "--poll-interval", "0.5", "--dry-run", "--no-probe", "--http",
+                                        "127.0.0.1:0"});
   // Ready once the inventory is in and a few polls have made baselines.
   ASSERT_TRUE(testing::eventually(
       [&] {
@@ -108,9 +111,11 @@ TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {
       },
       60s))
       << medicd.output();
-  ASSERT_TRUE(testing::eventually([&] { return medicd.output().find("medicd ready") != std::string::npos; }, 30s))
+  std::string api;
+  ASSERT_TRUE(testing::eventually([&] { return !(api = testing::http_base_from_log(medicd.output())).empty(); }, 60s))
       << medicd.output();
-  std::this_thread::sleep_for(2s);  // baselines: the first poll of a port yields no delta
+  ASSERT_TRUE(testing::eventually([&] { return leads_in_mgmt(api); }, 30s)) << medicd.output();
+  ASSERT_TRUE(cycles_pass(api, 4, 30s)) << medicd.output();  // baselines: the first poll of a port yields no delta
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "0") << medicd.output();
 
   // Four real flaps of r1's uplink to c1.
@@ -149,12 +154,22 @@ TEST_F(Testbed, RealLossFromNftablesIsLocalizedToItsLink) {
   testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
                                         dir_.file("topology.json"), "--capacity", dir_.file("capacity.json"), "--db",
                                         db, "--poll-interval", "0.5", "--dry-run", "--probe-round", "1", "--probe-per-round", "30", "--probe-timeout", "0.5",
-                                        "--probe-paths-unknown"});
-  ASSERT_TRUE(testing::eventually([&] { return medicd.output().find("medicd ready") != std::string::npos; }, 60s))
+                                        "--probe-paths-unknown", "--http", "127.0.0.1:0"});
+  std::string api;
+  ASSERT_TRUE(testing::eventually([&] { return !(api = testing::http_base_from_log(medicd.output())).empty(); }, 60s))
       << medicd.output();
+  ASSERT_TRUE(testing::eventually([&] { return leads_in_mgmt(api); }, 60s)) << medicd.output();
   EXPECT_NE(medicd.output().find("6 link-pinned"), std::string::npos) << medicd.output();
   // A few clean rounds first: probing a healthy fabric opens nothing.
-  std::this_thread::sleep_for(6s);
+  const auto rounds = metric_in_mgmt(api, "medic_probe_rounds_total");
+  ASSERT_TRUE(rounds) << medicd.output();
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        const auto r = metric_in_mgmt(api, "medic_probe_rounds_total");
+        return r && *r >= *rounds + 6;
+      },
+      60s))
+      << medicd.output();
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "0") << medicd.output();
 
   const auto [code, out] = testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "lossy", dir_.path(), "c1", "eth1", "20"}, 30s);
