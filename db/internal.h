@@ -49,8 +49,8 @@ template <class F>
 inline auto Database::run(const char* what, F&& f) -> decltype(f()) {
   if (!available()) {
     const double left = std::chrono::duration<double>(retry_at_ - std::chrono::steady_clock::now()).count();
-    return Error{std::string(what) + ": database unavailable (" + last_failure_ + "); next try in " +
-                 std::to_string(static_cast<int>(std::ceil(std::max(0.0, left)))) + " s"};
+    return Error::unavailable(std::string(what) + ": database unavailable (" + last_failure_ + "); next try in " +
+                              std::to_string(static_cast<int>(std::ceil(std::max(0.0, left)))) + " s");
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool late = false;
@@ -73,12 +73,12 @@ inline auto Database::run(const char* what, F&& f) -> decltype(f()) {
       spdlog::warn("database connection lost during {}: {}{}", what, why, attempt == 0 && !late ? "; reconnecting" : "");
       if (attempt == 1 || late) {
         failed(why);
-        return Error{std::string(what) + ": connection lost: " + why};
+        return Error::unavailable(std::string(what) + ": connection lost: " + why);
       }
     } catch (const DbError& e) {
       conn_.reset();
       failed(e.what());
-      return Error{std::string(what) + ": " + e.what()};
+      return Error::unavailable(std::string(what) + ": " + e.what());
     } catch (const std::exception& e) {
       std::string msg = e.what();
       while (!msg.empty() && msg.back() == '\n') msg.pop_back();
@@ -86,11 +86,12 @@ inline auto Database::run(const char* what, F&& f) -> decltype(f()) {
         conn_.reset();
         msg = "no answer within " + format_number(options_.call_timeout_s) + " s";
         failed(msg);
+        return Error::unavailable(std::string(what) + ": " + msg);
       }
-      return Error{std::string(what) + ": " + msg};
+      return Error::internal(std::string(what) + ": " + msg);
     }
   }
-  return Error{std::string(what) + ": unreachable"};
+  return Error::internal(std::string(what) + ": unreachable");
 }
 
 }  // namespace medic::db

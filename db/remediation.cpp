@@ -94,7 +94,7 @@ Status Database::set_validation(int64_t incident, int failures, std::optional<Ti
         "UPDATE incidents SET validation_failures = $2, validating_since = $3::timestamptz, updated_at = now() "
         "WHERE id = $1",
         incident, failures, opt_text(at));
-    if (r.affected_rows() != 1) return Error{"no incident with id " + std::to_string(incident)};
+    if (r.affected_rows() != 1) return Error::not_found("no incident with id " + std::to_string(incident));
     w.commit();
     return Ok{};
   });
@@ -132,8 +132,7 @@ Result<int64_t> Database::begin_action(const remediation::ActionIntent& in, cons
       const auto l = w.exec_params("SELECT 1 FROM leader WHERE id = 1 AND daemon = $1 AND epoch = $2 FOR SHARE",
                                    daemon, epoch);
       if (l.empty()) {
-        return Error{daemon + " no longer leads (epoch " + std::to_string(epoch) +
-                     "): switch not touched"};
+        return Error::conflict(daemon + " no longer leads (epoch " + std::to_string(epoch) + "): switch not touched");
       }
     }
     const std::string kind(remediation::to_string(in.kind));
@@ -147,7 +146,7 @@ Result<int64_t> Database::begin_action(const remediation::ActionIntent& in, cons
         "drain_incident_id = nullif($4, 0), updated_at = now() WHERE name = $1",
         link, std::string(in.kind == remediation::ActionKind::drain ? "draining" : "undraining"), ts(in.at),
         in.incident_id);
-    if (u.affected_rows() != 1) return Error{"begin_action: no link " + link + " in the inventory"};
+    if (u.affected_rows() != 1) return Error::not_found("begin_action: no link " + link + " in the inventory");
     w.commit();
     return r[0][0].as<int64_t>();
   });
@@ -160,7 +159,7 @@ Status Database::action_applied(int64_t action, const std::vector<std::string>& 
     const auto r = w.exec_params(
         "UPDATE actions SET state = 'applied', steps = $2::jsonb WHERE id = $1 AND state IN ('intent', 'applied')",
         action, s.dump());
-    if (r.affected_rows() != 1) return Error{"action " + std::to_string(action) + " is not unfinished"};
+    if (r.affected_rows() != 1) return Error::conflict("action " + std::to_string(action) + " is not unfinished");
     w.commit();
     return Ok{};
   });
@@ -176,7 +175,7 @@ Status Database::finish_action(int64_t action, const remediation::ActionIntent& 
         "UPDATE actions SET state = $2, reason = $3, steps = $4::jsonb, result_at = $5::timestamptz "
         "WHERE id = $1 AND state IN ('intent', 'applied')",
         action, end, opt_text(reason), s.dump(), ts(at));
-    if (r.affected_rows() != 1) return Error{"action " + std::to_string(action) + " is not unfinished"};
+    if (r.affected_rows() != 1) return Error::conflict("action " + std::to_string(action) + " is not unfinished");
     w.exec_params(
         "UPDATE links SET drain_state = $2, drain_changed_at = $3::timestamptz, "
         "drain_incident_id = CASE WHEN $2 = 'drained' THEN nullif($4, 0) ELSE NULL END, "
@@ -227,7 +226,7 @@ Status Database::reset_breaker(Time at, const std::string& by) {
     const auto r = w.exec_params(
         "UPDATE breaker SET open = false, reset_at = $1::timestamptz, reset_by = $2 WHERE id = 1 AND open", ts(at),
         by);
-    if (r.affected_rows() != 1) return Error{"the circuit breaker is not open"};
+    if (r.affected_rows() != 1) return Error::conflict("the circuit breaker is not open");
     w.commit();
     return Ok{};
   });
@@ -238,7 +237,7 @@ namespace {
 // The incident's state, or an error naming the id.
 Result<std::string> locked_state(pqxx::work& w, int64_t id) {
   const auto r = w.exec_params("SELECT state FROM incidents WHERE id = $1 FOR UPDATE", id);
-  if (r.empty()) return Error{"no incident with id " + std::to_string(id)};
+  if (r.empty()) return Error::not_found("no incident with id " + std::to_string(id));
   return r[0][0].as<std::string>();
 }
 
@@ -248,10 +247,10 @@ Status Database::approve_incident(int64_t id, const std::string& by, Time at) {
   return run("approve_incident", [&]() -> Status {
     pqxx::work w(conn_->c);
     auto st = locked_state(w, id);
-    if (!st.ok()) return Error{st.error()};
+    if (!st.ok()) return st.failure();
     if (*st != "pending_approval" && *st != "blocked" && *st != "triaged" && *st != "detected") {
-      return Error{"incident " + std::to_string(id) + " is " + *st +
-                   ": only an incident waiting for its drain (pending_approval, blocked, triaged) can be approved"};
+      return Error::conflict("incident " + std::to_string(id) + " is " + *st +
+                             ": only an incident waiting for its drain (pending_approval, blocked, triaged) can be approved");
     }
     w.exec_params("UPDATE incidents SET approved_by = $2, approved_at = $3::timestamptz, updated_at = now() WHERE id = $1",
                   id, by, ts(at));
@@ -265,16 +264,16 @@ Status Database::mark_repaired(int64_t id, const std::string& by, Time at) {
   return run("mark_repaired", [&]() -> Status {
     pqxx::work w(conn_->c);
     auto st = locked_state(w, id);
-    if (!st.ok()) return Error{st.error()};
+    if (!st.ok()) return st.failure();
     if (*st != "repair_requested" && *st != "escalated") {
-      return Error{"incident " + std::to_string(id) + " is " + *st +
-                   ": only a drained link waiting for repair (repair_requested, escalated) can be marked repaired"};
+      return Error::conflict("incident " + std::to_string(id) + " is " + *st +
+                             ": only a drained link waiting for repair (repair_requested, escalated) can be marked repaired");
     }
     const auto d = w.exec_params(
         "SELECT l.drain_state FROM incidents i JOIN links l ON l.name = i.link WHERE i.id = $1", id);
     if (d.empty() || d[0][0].as<std::string>() != "drained") {
-      return Error{"incident " + std::to_string(id) + ": its link is not drained, so there is nothing to put back; "
-                   "dismiss it instead"};
+      return Error::conflict("incident " + std::to_string(id) +
+                             ": its link is not drained, so there is nothing to put back; dismiss it instead");
     }
     w.exec_params(
         "UPDATE incidents SET state = 'repaired', repaired_at = $2::timestamptz, updated_at = now() WHERE id = $1", id,
@@ -289,9 +288,9 @@ Status Database::dismiss_incident(int64_t id, const std::string& by, const std::
   return run("dismiss_incident", [&]() -> Status {
     pqxx::work w(conn_->c);
     auto st = locked_state(w, id);
-    if (!st.ok()) return Error{st.error()};
+    if (!st.ok()) return st.failure();
     if (*st == "closed" || *st == "dismissed") {
-      return Error{"incident " + std::to_string(id) + " is already " + *st};
+      return Error::conflict("incident " + std::to_string(id) + " is already " + *st);
     }
     w.exec_params(
         "UPDATE incidents SET state = 'dismissed', dismissed_at = $2::timestamptz, blocked_reason = $3, "
@@ -322,7 +321,7 @@ Status Database::leader_heartbeat(const std::string& daemon, int64_t epoch, Time
     const auto r = w.exec_params(
         "UPDATE leader SET heartbeat = $3::timestamptz WHERE id = 1 AND daemon = $1 AND epoch = $2", daemon, epoch,
         ts(at));
-    if (r.affected_rows() != 1) return Error{daemon + " no longer leads (epoch " + std::to_string(epoch) + ")"};
+    if (r.affected_rows() != 1) return Error::conflict(daemon + " no longer leads (epoch " + std::to_string(epoch) + ")");
     w.commit();
     return Ok{};
   });
@@ -351,7 +350,7 @@ namespace medic::db {
 
 Result<std::vector<remediation::CaseRecord>> DbRemediationStore::open_cases() {
   auto rows = db_.open_cases();
-  if (!rows.ok()) return Error{rows.error()};
+  if (!rows.ok()) return rows.failure();
   std::vector<remediation::CaseRecord> out;
   for (const auto& r : *rows) {
     const auto link = topology_.find_link(r.link);
@@ -378,7 +377,7 @@ Result<std::vector<remediation::CaseRecord>> DbRemediationStore::open_cases() {
 
 Result<std::vector<remediation::ActionRecord>> DbRemediationStore::unfinished_actions() {
   auto rows = db_.unfinished_actions();
-  if (!rows.ok()) return Error{rows.error()};
+  if (!rows.ok()) return rows.failure();
   std::vector<remediation::ActionRecord> out;
   for (const auto& r : *rows) {
     const auto link = topology_.find_link(r.link);
@@ -401,7 +400,7 @@ Result<std::vector<remediation::ActionRecord>> DbRemediationStore::unfinished_ac
 
 Result<std::vector<std::pair<fabric::LinkId, Time>>> DbRemediationStore::drains_since(Time since) {
   auto rows = db_.drains_since(since);
-  if (!rows.ok()) return Error{rows.error()};
+  if (!rows.ok()) return rows.failure();
   std::vector<std::pair<fabric::LinkId, Time>> out;
   for (const auto& [name, at] : *rows) {
     if (const auto link = topology_.find_link(name)) out.emplace_back(*link, at);
@@ -439,7 +438,7 @@ Status DbRemediationStore::record_refusal(const remediation::ActionIntent& inten
 
 Result<remediation::BreakerState> DbRemediationStore::breaker() {
   auto b = db_.breaker();
-  if (!b.ok()) return Error{b.error()};
+  if (!b.ok()) return b.failure();
   remediation::BreakerState s;
   s.open = b->open;
   s.opened_at = b->opened_at;

@@ -280,7 +280,7 @@ Result<std::optional<snapshot::Snapshot>> Database::snapshot(int64_t id) {
     const std::string scope = read_text(r[0][0]);
     const std::string source = "snapshot " + std::to_string(id);
     auto decoded = snapshot::from_stored_json(json::parse(r[0][5].c_str()), source);
-    if (!decoded.ok()) return Error{decoded.error()};
+    if (!decoded.ok()) return decoded.failure();
     snapshot::Snapshot s = std::move(decoded).value();
     s.id = id;
     s.scope = scope;

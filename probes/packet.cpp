@@ -190,7 +190,7 @@ Status check(std::span<const uint8_t> in, Mode mode, const HmacKey* key) {
 }  // namespace
 
 Result<SenderPacket> decode_sender(std::span<const uint8_t> in, Mode mode, const HmacKey* key) {
-  if (auto st = check(in, mode, key); !st.ok()) return Error{st.error()};
+  if (auto st = check(in, mode, key); !st.ok()) return st.failure();
   const SenderLayout& l = kSender[mode == Mode::authenticated];
   const uint8_t* b = in.data();
   SenderPacket p;
@@ -202,7 +202,7 @@ Result<SenderPacket> decode_sender(std::span<const uint8_t> in, Mode mode, const
 }
 
 Result<ReflectorPacket> decode_reflector(std::span<const uint8_t> in, Mode mode, const HmacKey* key) {
-  if (auto st = check(in, mode, key); !st.ok()) return Error{st.error()};
+  if (auto st = check(in, mode, key); !st.ok()) return st.failure();
   const ReflectorLayout& l = kReflector[mode == Mode::authenticated];
   const uint8_t* b = in.data();
   ReflectorPacket p;

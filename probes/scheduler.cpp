@@ -152,7 +152,7 @@ Status ProbeScheduler::start() {
         const auto src = endpoint(from, 0), dst = endpoint(to, reflector.reflector_port);
         if (!src || !dst || src->is_v6() != dst->is_v6()) continue;
         auto sock = socket_for(sender.probe_source, 0, src->is_v6());
-        if (!sock.ok()) return Error{sock.error()};
+        if (!sock.ok()) return sock.failure();
         Session s;
         s.pinned = true;
         s.link = l;
@@ -174,7 +174,7 @@ Status ProbeScheduler::start() {
       const auto src = endpoint(f.src, f.sport), dst = endpoint(f.dst, reflector.reflector_port);
       if (!src || !dst || src->is_v6() != dst->is_v6()) continue;
       auto sock = socket_for(sender.probe_source, f.sport, src->is_v6());
-      if (!sock.ok()) return Error{sock.error()};
+      if (!sock.ok()) return sock.failure();
       Session s;
       s.pinned = false;
       s.flow = f;

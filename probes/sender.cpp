@@ -34,8 +34,8 @@ Result<SessionReport> run_session(const SenderOptions& o) {
   if (o.mode == Mode::authenticated && o.key.empty()) return Error{"authenticated mode needs a key"};
   if (o.target.addr.ss_family != o.bind.addr.ss_family) return Error{"the source and target address families differ"};
   auto sock = UdpSocket::open(o.bind, o.netns);
-  if (!sock.ok()) return Error{sock.error()};
-  if (auto st = sock->connect(o.target); !st.ok()) return Error{st.error()};
+  if (!sock.ok()) return sock.failure();
+  if (auto st = sock->connect(o.target); !st.ok()) return st.failure();
 
   SystemClock clock;
   SessionStats stats;

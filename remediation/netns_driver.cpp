@@ -383,7 +383,7 @@ Result<SavedDrain> parse_saved(const std::string& json_text) {
       const auto f = r.find(key);
       if (f == r.end()) return Error{at + "." + key + ": expected an array"};
       auto hops = hops_from(*f, at + "." + key);
-      if (!hops.ok()) return Error{hops.error()};
+      if (!hops.ok()) return hops.failure();
       *out = std::move(hops).value();
     }
     s.routes.push_back(std::move(sr));
@@ -672,7 +672,7 @@ Result<netns::CommandOutput> NetnsDriver::run_ip(const std::vector<std::string>&
 
 Result<std::string> NetnsDriver::ip(const std::vector<std::string>& args) {
   auto r = run_ip(args);
-  if (!r.ok()) return Error{r.error()};
+  if (!r.ok()) return r.failure();
   if (r->exit_code != 0) return Error{command_text(args) + ": " + exit_text(*r)};
   return std::move(r->out);
 }
@@ -680,7 +680,7 @@ Result<std::string> NetnsDriver::ip(const std::vector<std::string>& args) {
 Result<netns::LinkState> NetnsDriver::read_link(const std::string& interface) {
   const std::vector<std::string> args = {"-j", "link", "show", "dev", interface};
   auto r = run_ip(args);
-  if (!r.ok()) return Error{r.error()};
+  if (!r.ok()) return r.failure();
   if (r->exit_code != 0) {
     if (r->err.find("does not exist") != std::string::npos) {
       return Error{"no interface " + interface + " in namespace " + netns_};
@@ -698,7 +698,7 @@ Result<std::vector<netns::Route>> NetnsDriver::read_routes() {
     const std::string fam = family == 4 ? "-4" : "-6";
     const std::vector<std::string> args = {"-j", fam, "route", "show", "table", "main"};
     auto r = run_ip(args);
-    if (!r.ok()) return Error{r.error()};
+    if (!r.ok()) return r.failure();
     if (r->exit_code != 0) {
       if (family == 6 && r->err.find("not supported") != std::string::npos) continue;  // a kernel without IPv6
       return Error{command_text(args) + ": " + exit_text(*r)};
@@ -712,7 +712,7 @@ Result<std::vector<netns::Route>> NetnsDriver::read_routes() {
       // fabric routes seldom carry metrics) and left alone if it has a lock.
       if (!route.metrics.empty() && route.unsupported.empty() && route.protocol != "kernel") {
         auto text = ip({fam, "route", "show", "table", "main", "exact", route.dst});
-        if (!text.ok()) return Error{text.error()};
+        if (!text.ok()) return text.failure();
         if (netns::shows_locked_metric(*text)) route.unsupported = "a locked metric";
       }
       all.push_back(std::move(route));
@@ -796,7 +796,7 @@ Result<netns::LinkState> NetnsDriver::check(const std::string& interface) {
 
 Result<InterfaceState> NetnsDriver::state_of(const std::string& interface, const netns::LinkState& link) {
   auto routes = read_routes();
-  if (!routes.ok()) return Error{routes.error()};
+  if (!routes.ok()) return routes.failure();
   std::error_code ec;
   const bool recorded = std::filesystem::exists(state_file(interface), ec);
   if (ec) return Error{"state file " + state_file(interface) + ": " + ec.message()};

@@ -59,7 +59,7 @@ std::optional<IncidentState> Workflow::state_of(int64_t incident) const {
 
 Status Workflow::start() {
   auto cases = store_.open_cases();
-  if (!cases.ok()) return Error{cases.error()};
+  if (!cases.ok()) return cases.failure();
   for (auto& r : *cases) {
     Case c;
     c.rec = r;
@@ -68,7 +68,7 @@ Status Workflow::start() {
     cases_[r.incident_id] = std::move(c);
   }
   auto acts = store_.unfinished_actions();
-  if (!acts.ok()) return Error{acts.error()};
+  if (!acts.ok()) return acts.failure();
   unreconciled_ = std::move(*acts);
   // Until its action is reconciled, a link counts as drained: capacity is never overstated.
   for (const auto& a : unreconciled_) capacity_.set_reserved(a.link, true);
@@ -76,12 +76,12 @@ Status Workflow::start() {
   if (auto recent = store_.drains_since(now - std::max(policy_.per_switch.window, policy_.fabric.window)); recent.ok()) {
     recent_drains_.assign(recent->begin(), recent->end());
   } else {
-    return Error{recent.error()};
+    return recent.failure();
   }
   if (auto b = store_.breaker(); b.ok()) {
     breaker_ = *b;
   } else {
-    return Error{b.error()};
+    return b.failure();
   }
   reconcile();
   return Ok{};

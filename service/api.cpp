@@ -46,12 +46,20 @@ HttpResponse error(unsigned status, const std::string& what) {
   return HttpResponse::json(status, json{{"error", what}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
-// The refusals of the database's decisions are about the incident's state (409) or its id (404).
-HttpResponse refusal(const std::string& what) {
-  if (what.rfind("no incident with id ", 0) == 0) return error(404, what);
-  if (what.find(" is ") != std::string::npos || what.find("not open") != std::string::npos) return error(409, what);
-  return error(500, what);
+// The HTTP status for an error, by its kind (never by its text).
+unsigned status_of(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::invalid: return 422;
+    case ErrorKind::not_found: return 404;
+    case ErrorKind::conflict: return 409;
+    case ErrorKind::unavailable: return 503;
+    case ErrorKind::forbidden: return 403;
+    case ErrorKind::internal: return 500;
+  }
+  return 500;
 }
+
+HttpResponse refusal(const Error& e) { return error(status_of(e.kind), e.message); }
 
 // The queue page: plain HTML and a little JavaScript over the API above.
 constexpr const char* kPage = R"HTML(<!doctype html>
@@ -212,11 +220,11 @@ std::optional<HttpResponse> Api::handle(const HttpRequest& r) {
       if (r.method != "GET") return error(405, p + ": GET only");
       if (p == "/api/queue") {
         auto rows = db().open_cases();
-        if (!rows.ok()) return error(503, rows.error());
+        if (!rows.ok()) return refusal(rows.failure());
         return HttpResponse::json(200, json_text(queue_json(*rows), 1) + "\n");
       }
       auto b = db().breaker();
-      if (!b.ok()) return error(503, b.error());
+      if (!b.ok()) return refusal(b.failure());
       return HttpResponse::json(200, json{{"open", b->open},
                                           {"reason", b->reason},
                                           {"opened_at", b->opened_at ? format_iso8601(*b->opened_at) : ""},
@@ -280,7 +288,7 @@ HttpResponse Api::decide(const HttpRequest& r, int64_t id, const std::string& ve
   if (verb == "approve") st = db().approve_incident(id, by, now);
   if (verb == "reject") st = db().dismiss_incident(id, by, reason, now);
   if (verb == "repaired") st = db().mark_repaired(id, by, now);
-  if (!st.ok()) return refusal(st.error());
+  if (!st.ok()) return refusal(st.failure());
   return HttpResponse::json(200, json{{"id", id}, {"action", verb}, {"by", by},
                                       {"message", "incident " + std::to_string(id) + ": " + verb + " by " + by}}
                                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
@@ -293,7 +301,7 @@ HttpResponse Api::reset_breaker(const HttpRequest& r) {
   std::string by, reason;
   if (auto bad = read_body(r.body, by, reason)) return error(400, *bad);
   if (by.empty()) by = "api";
-  if (auto st = db().reset_breaker(SystemClock().now(), by); !st.ok()) return error(409, st.error());
+  if (auto st = db().reset_breaker(SystemClock().now(), by); !st.ok()) return refusal(st.failure());
   return HttpResponse::json(200, json{{"message", "circuit breaker reset by " + by}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 

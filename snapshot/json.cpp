@@ -302,7 +302,7 @@ Result<Snapshot> from_stored_json(const json& doc, const std::string& source) { 
 
 Result<Snapshot> parse_snapshot(std::string_view text, const std::string& source) {
   auto doc = parse_json(text, source);
-  if (!doc) return Error{doc.error()};
+  if (!doc) return doc.failure();
   return from_json(*doc, source);
 }
 

@@ -373,7 +373,7 @@ Status ScrapeMapper::map_openconfig(fabric::DeviceId device, std::string_view bo
   b.stable_names_ = false;
   OcSinkImpl sink(b);
   Status st = parse_openconfig(body, sink);
-  if (st.ok() && !sink.error().empty()) st = Error{sink.error()};
+  if (st.ok() && !sink.error().empty()) st = Error::invalid(sink.error());
   if (!st.ok()) {
     b.discard();
     return st;
