@@ -16,10 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "common/files.h"
 #include "detectors/config.h"
 #include "fabric/generator.h"
-#include "service/config.h"
-#include "service/pipeline.h"
+#include "common/files.h"
+#include "pipeline/pipeline.h"
 #include "sim/fabric_sim.h"
 #include "telemetry/mapping.h"
 
@@ -61,10 +62,10 @@ int main(int argc, char** argv) {
   auto shape = *fabric::preset("zone32k");
   shape.telemetry_format = format;
   const fabric::Topology topo = fabric::generate_clos(shape);
-  const auto map = telemetry::CounterMap::load_file(service::default_data_dir() + "/counter_map.json");
-  const auto dconf = detectors::DetectorConfig::load_file(service::default_data_dir() + "/detectors.json");
+  const auto map = telemetry::CounterMap::load_file(data_dir() + "/counter_map.json");
+  const auto dconf = detectors::DetectorConfig::load_file(data_dir() + "/detectors.json");
   sim::FabricSim fabsim(topo, 7);
-  service::Pipeline pipeline(topo, map, dconf);
+  pipeline::Pipeline pipeline(topo, map, dconf);
 
   std::printf("bench_ingest: zone32k, %zu switches + hosts answering, %zu ports, switches in %s\n",
               topo.devices().size(), topo.ports().size(), format.c_str());
@@ -73,10 +74,10 @@ int main(int argc, char** argv) {
   for (int p = 0; p < polls; ++p) {
     const double t = 10.0 * (p + 1);
     std::vector<std::string> bodies(topo.devices().size());
-    std::vector<service::DeviceAnswer> answers;
+    std::vector<pipeline::DeviceAnswer> answers;
     for (fabric::DeviceId d = 0; d < topo.devices().size(); ++d) {
       const auto& dev = topo.device(d);
-      service::DeviceAnswer a;
+      pipeline::DeviceAnswer a;
       a.device = d;
       a.time = from_unix_seconds(1.8e9 + t);
       a.answered = true;

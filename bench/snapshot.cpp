@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "db/database.h"
+#include "tests/db/all_stores.h"
 #include "fabric/generator.h"
 #include "remediation/capacity.h"
 #include "remediation/capacity_config.h"
@@ -168,9 +168,9 @@ int main(int argc, char** argv) {
                                     incidents,
                                     now};
 
-  std::unique_ptr<db::Database> db;
+  std::unique_ptr<db::AllStores> db;
   try {
-    db = std::make_unique<db::Database>(url);
+    db = std::make_unique<db::AllStores>(url);
     db->migrate();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_snapshot: %s\n", e.what());

@@ -1,3 +1,4 @@
+#include "common/files.h"
 #include "common/json.h"
 #include "cli/capacity.h"
 
@@ -12,11 +13,11 @@
 #include "cli/table.h"
 #include "common/strings.h"
 #include "db/capacity_states.h"
-#include "db/database.h"
+#include "db/capacity_states.h"
+#include "db/connection.h"
 #include "fabric/loader.h"
 #include "remediation/capacity.h"
 #include "remediation/capacity_config.h"
-#include "service/config.h"
 
 namespace medic::cli {
 
@@ -67,7 +68,7 @@ std::unique_ptr<View> load_view(const CapacityArgs& a, std::ostream& err) {
   fabric::Topology own = std::move(*loaded);
   try {
     v->config = remediation::CapacityConfig::load_file(
-        a.capacity.empty() ? service::default_data_dir() + "/capacity.json" : a.capacity);
+        a.capacity.empty() ? data_dir() + "/capacity.json" : a.capacity);
     v->topo = remediation::with_derived_groups(own, v->config);
   } catch (const remediation::CapacityConfigError& e) {
     err << "medic: " << e.what() << '\n';

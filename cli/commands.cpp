@@ -19,7 +19,12 @@
 #include "cli/table.h"
 #include "common/strings.h"
 #include "common/time.h"
-#include "db/database.h"
+#include "db/connection.h"
+#include "db/incident_store.h"
+#include "db/inventory_store.h"
+#include "db/maintenance_store.h"
+#include "db/remediation_store.h"
+#include "db/slo_store.h"
 #include "fabric/generator.h"
 #include "fabric/loader.h"
 #include "probes/sender.h"
@@ -188,11 +193,12 @@ int cmd_db_migrate(const DbOption& dbo, std::ostream& out) {
 int cmd_incidents(const DbOption& dbo, bool open_only, const std::string& cls, int limit, bool as_json,
                   std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
+  db::IncidentStore incidents(*db);
   db::IncidentFilter f;
   f.open_only = open_only;
   f.limit = limit;
   if (!cls.empty()) f.incident_class = cls;
-  const auto rows = db->incidents(f);
+  const auto rows = incidents.incidents(f);
   if (!rows.ok()) {
     err << "medic: " << rows.error() << '\n';
     return 1;
@@ -243,9 +249,11 @@ int cmd_incidents(const DbOption& dbo, bool open_only, const std::string& cls, i
 
 int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
+  db::IncidentStore incidents(*db);
+  db::RemediationRecords records(*db);
   db::IncidentFilter f;
   f.id = id;
-  const auto rows = db->incidents(f);
+  const auto rows = incidents.incidents(f);
   if (!rows.ok()) {
     err << "medic: " << rows.error() << '\n';
     return 1;
@@ -255,8 +263,8 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
     return 1;
   }
   const auto& r = rows->front();
-  const auto findings = db->findings(id);
-  const auto actions = db->actions(id);
+  const auto findings = incidents.findings(id);
+  const auto actions = records.actions(id);
   if (!findings.ok() || !actions.ok()) {
     err << "medic: " << (findings.ok() ? actions.error() : findings.error()) << '\n';
     return 1;
@@ -274,7 +282,7 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
                     {"result_at", time_json(a.result_at)}});
     }
     json ej = json::array();
-    if (const auto events = db->incident_events(id); events.ok()) {
+    if (const auto events = incidents.incident_events(id); events.ok()) {
       for (const auto& e : *events) ej.push_back({{"at", format_iso8601(e.at)}, {"state", e.state}, {"note", e.note}});
     }
     out << json{{"id", r.id}, {"class", r.incident_class}, {"state", r.state}, {"link", r.link},
@@ -305,7 +313,7 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
   for (const auto& [name, t] : stages) {
     if (t) out << "  " << name << std::string(18 - std::string(name).size(), ' ') << format_iso8601(*t) << '\n';
   }
-  if (const auto events = db->incident_events(id); events.ok() && !events->empty()) {
+  if (const auto events = incidents.incident_events(id); events.ok() && !events->empty()) {
     out << "history (" << events->size() << "):\n";
     for (const auto& e : *events) {
       out << "  " << format_iso8601(e.at) << "  " << e.state << (e.note.empty() ? "" : "  " + e.note) << '\n';
@@ -325,11 +333,12 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
 int cmd_slo_report(const DbOption& dbo, double since_hours, bool all_classes, bool as_json, std::ostream& out,
                    std::ostream& err) {
   auto db = dbo.open();
+  db::SloStore slos(*db);
   const Time now = SystemClock().now();
   std::optional<Time> since;
   if (since_hours > 0) since = now - from_seconds(since_hours * 3600);
-  const auto targets = db->slo_targets();
-  const auto times = db->incident_times(since);
+  const auto targets = slos.slo_targets();
+  const auto times = slos.incident_times(since);
   if (!targets.ok() || !times.ok()) {
     err << "medic: " << (targets.ok() ? times.error() : targets.error()) << '\n';
     return 1;
@@ -373,7 +382,8 @@ int cmd_slo_report(const DbOption& dbo, double since_hours, bool all_classes, bo
 
 int cmd_slo_targets(const DbOption& dbo, std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
-  const auto targets = db->slo_targets();
+  db::SloStore slos(*db);
+  const auto targets = slos.slo_targets();
   if (!targets.ok()) {
     err << "medic: " << targets.error() << '\n';
     return 1;
@@ -402,8 +412,9 @@ int cmd_slo_set(const DbOption& dbo, const std::string& cls, const std::string& 
     return 2;
   }
   auto db = dbo.open();
+  db::SloStore slos(*db);
   slo::Target t{cls, *st, from_seconds(target_s), objective};
-  if (auto s = db->set_slo_target(t); !s.ok()) {
+  if (auto s = slos.set_slo_target(t); !s.ok()) {
     err << "medic: " << s.error() << '\n';
     return 1;
   }
@@ -557,12 +568,14 @@ int cmd_maintenance_add(const DbOption& dbo, const std::string& link, const std:
     return 2;
   }
   auto db = dbo.open();
+  db::InventoryStore inventory(*db);
+  db::MaintenanceStore windows(*db);
   db::MaintenanceRow m;
   m.link = link;
   m.device = device;
   if (!link.empty()) {
     // A link may be named by either end; the database keeps its full name.
-    const auto full = db->resolve_link(link);
+    const auto full = inventory.resolve_link(link);
     if (!full.ok()) {
       err << "medic: " << full.error() << '\n';
       return 1;
@@ -573,7 +586,7 @@ int cmd_maintenance_add(const DbOption& dbo, const std::string& link, const std:
     }
     m.link = *full;
   } else {
-    const auto known = db->device_known(device);
+    const auto known = inventory.device_known(device);
     if (!known.ok()) {
       err << "medic: " << known.error() << '\n';
       return 1;
@@ -587,7 +600,7 @@ int cmd_maintenance_add(const DbOption& dbo, const std::string& link, const std:
   m.ends_at = *end;
   m.reason = reason;
   if (const char* user = std::getenv("USER")) m.created_by = user;
-  const auto id = db->add_maintenance(m);
+  const auto id = windows.add_maintenance(m);
   if (!id.ok()) {
     err << "medic: " << id.error() << '\n';
     return 1;
@@ -599,8 +612,9 @@ int cmd_maintenance_add(const DbOption& dbo, const std::string& link, const std:
 
 int cmd_maintenance_list(const DbOption& dbo, bool all, std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
+  db::MaintenanceStore windows(*db);
   const Time now = SystemClock().now();
-  const auto rows = db->maintenance(all ? std::nullopt : std::optional<Time>(now));
+  const auto rows = windows.maintenance(all ? std::nullopt : std::optional<Time>(now));
   if (!rows.ok()) {
     err << "medic: " << rows.error() << '\n';
     return 1;
@@ -621,7 +635,8 @@ int cmd_maintenance_list(const DbOption& dbo, bool all, std::ostream& out, std::
 
 int cmd_maintenance_end(const DbOption& dbo, int64_t id, std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
-  if (auto st = db->end_maintenance(id, SystemClock().now()); !st.ok()) {
+  db::MaintenanceStore windows(*db);
+  if (auto st = windows.end_maintenance(id, SystemClock().now()); !st.ok()) {
     err << "medic: " << st.error() << '\n';
     return 1;
   }

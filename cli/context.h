@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "db/database.h"
+#include "db/connection.h"
 #include "fabric/loader.h"
 
 namespace medic::cli {
@@ -19,13 +19,13 @@ namespace medic::cli {
 struct DbOption {
   std::string url;
   void add(CLI::App* cmd) { cmd->add_option("--db", url, "PostgreSQL URL (default: $MEDIC_DB_URL)"); }
-  std::unique_ptr<db::Database> open() const {
+  std::unique_ptr<db::Connection> open() const {
     std::string u = url;
     if (u.empty()) {
       if (const char* env = std::getenv("MEDIC_DB_URL")) u = env;
     }
     if (u.empty()) throw std::invalid_argument("no database: pass --db URL or set MEDIC_DB_URL");
-    return std::make_unique<db::Database>(u);
+    return std::make_unique<db::Connection>(u);
   }
 };
 

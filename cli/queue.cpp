@@ -1,3 +1,5 @@
+#include "db/queue_store.h"
+#include "db/remediation_store.h"
 #include "common/json.h"
 #include "cli/queue.h"
 
@@ -6,7 +8,7 @@
 
 #include "cli/table.h"
 #include "common/time.h"
-#include "service/api.h"
+#include "service/queue_view.h"
 
 namespace medic::cli {
 
@@ -23,7 +25,8 @@ std::string when(const std::optional<Time>& t) { return t ? format_iso8601(*t).s
 
 int cmd_queue(const DbOption& dbo, bool as_json, std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
-  const auto rows = db->open_cases();
+  db::RemediationRecords records(*db);
+  const auto rows = records.open_cases();
   if (!rows.ok()) {
     err << "medic: " << rows.error() << '\n';
     return 1;
@@ -54,12 +57,13 @@ int cmd_queue(const DbOption& dbo, bool as_json, std::ostream& out, std::ostream
 int cmd_decide(const DbOption& dbo, const std::string& verb, int64_t id, const std::string& by,
                const std::string& reason, std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
+  db::QueueStore queue(*db);
   const Time now = SystemClock().now();
   const std::string person = who(by);
   Status st = Ok{};
-  if (verb == "approve") st = db->approve_incident(id, person, now);
-  if (verb == "reject") st = db->dismiss_incident(id, person, reason, now);
-  if (verb == "repaired") st = db->mark_repaired(id, person, now);
+  if (verb == "approve") st = queue.approve_incident(id, person, now);
+  if (verb == "reject") st = queue.dismiss_incident(id, person, reason, now);
+  if (verb == "repaired") st = queue.mark_repaired(id, person, now);
   if (!st.ok()) {
     err << "medic: " << st.error() << '\n';
     return 1;
@@ -72,7 +76,8 @@ int cmd_decide(const DbOption& dbo, const std::string& verb, int64_t id, const s
 
 int cmd_breaker_show(const DbOption& dbo, std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
-  const auto b = db->breaker();
+  db::RemediationRecords records(*db);
+  const auto b = records.breaker();
   if (!b.ok()) {
     err << "medic: " << b.error() << '\n';
     return 1;
@@ -88,7 +93,8 @@ int cmd_breaker_show(const DbOption& dbo, std::ostream& out, std::ostream& err) 
 
 int cmd_breaker_reset(const DbOption& dbo, const std::string& by, std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
-  if (auto st = db->reset_breaker(SystemClock().now(), who(by)); !st.ok()) {
+  db::QueueStore queue(*db);
+  if (auto st = queue.reset_breaker(SystemClock().now(), who(by)); !st.ok()) {
     err << "medic: " << st.error() << '\n';
     return 1;
   }

@@ -17,8 +17,7 @@
 #include "detectors/config.h"
 #include "fabric/loader.h"
 #include "remediation/policy.h"
-#include "service/config.h"
-#include "service/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "telemetry/mapping.h"
 
 namespace medic::cli {
@@ -61,9 +60,9 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   triage::TriageConfig tconf;
   try {
     topo = fabric::load_topology_file(o.topology_path);
-    map = telemetry::CounterMap::load_file(o.counter_map_path.empty() ? service::default_data_dir() + "/counter_map.json"
+    map = telemetry::CounterMap::load_file(o.counter_map_path.empty() ? data_dir() + "/counter_map.json"
                                                                       : o.counter_map_path);
-    dconf = detectors::DetectorConfig::load_file(o.detectors_path.empty() ? service::default_data_dir() + "/detectors.json"
+    dconf = detectors::DetectorConfig::load_file(o.detectors_path.empty() ? data_dir() + "/detectors.json"
                                                                           : o.detectors_path);
     tconf.device_fault_links = o.device_fault_links;
     tconf.reopen_window = from_seconds(o.reopen_window_s);
@@ -121,13 +120,16 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     return 1;
   }
 
-  service::Pipeline pipeline(topo, map, dconf, tconf);
+  pipeline::Pipeline pipeline(topo, map, dconf, tconf);
   int64_t next_id = 1;
+  // The ids replay gives the incidents it opens, handed back to triage at the next poll
+  // (as medicd does with the database's).
+  triage::Recorded recorded;
   size_t samples = 0, findings = 0, incidents = 0, rejected = 0, payload_bytes = 0;
   for (auto& [when, files] : polls) {
     const Time now = from_unix_seconds(when);
     std::vector<std::string> bodies(files.size());
-    std::vector<service::DeviceAnswer> answers;
+    std::vector<pipeline::DeviceAnswer> answers;
     std::set<fabric::DeviceId> answered;
     for (size_t i = 0; i < files.size(); ++i) {
       auto text = read_data_file(files[i].path.string(), 64u << 20);
@@ -137,7 +139,7 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       }
       bodies[i] = std::move(*text);
       payload_bytes += bodies[i].size();
-      service::DeviceAnswer a;
+      pipeline::DeviceAnswer a;
       a.device = files[i].device;
       a.time = now;
       a.answered = true;
@@ -149,13 +151,14 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     // A device recorded in other polls but missing from this one did not answer.
     for (const auto d : polled) {
       if (answered.count(d)) continue;
-      service::DeviceAnswer a;
+      pipeline::DeviceAnswer a;
       a.device = d;
       a.time = now;
       a.error = "no recorded answer at " + format_iso8601(now);
       answers.push_back(a);
     }
-    auto outcome = pipeline.poll(answers, now);
+    auto outcome = pipeline.poll(answers, now, {}, {}, recorded);
+    recorded = {};
     samples += outcome.samples;
     rejected += outcome.rejected.size();
     for (const auto& [dev, e] : outcome.rejected) {
@@ -184,11 +187,11 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       std::string event = "updated";
       if (u.is_new()) {
         id = next_id++;
-        pipeline.triage().bind(u, id);
+        recorded.add_opened(u, id);
         event = "opened";
         ++incidents;
       } else if (u.reopened) {
-        pipeline.triage().bind(u, id);
+        recorded.add_opened(u, id);
         event = "reopened";
       } else if (u.escalated()) {
         event = "escalated";

@@ -1,3 +1,4 @@
+#include "common/files.h"
 #include "common/json.h"
 #include "cli/snapshot.h"
 
@@ -14,12 +15,14 @@
 #include "cli/table.h"
 #include "common/strings.h"
 #include "common/time.h"
-#include "db/database.h"
+#include "db/connection.h"
+#include "db/incident_store.h"
+#include "db/inventory_store.h"
+#include "db/snapshot_store.h"
 #include "detectors/config.h"
 #include "fabric/loader.h"
 #include "remediation/capacity.h"
 #include "remediation/capacity_config.h"
-#include "service/config.h"
 #include "snapshot/snapshot.h"
 #include "telemetry/collector.h"
 #include "telemetry/mapping.h"
@@ -62,7 +65,7 @@ std::string time_text(Time t) { return format_iso8601(t).substr(0, 19) + "Z"; }
 std::string id_or_dash(int64_t id) { return id ? std::to_string(id) : "-"; }
 
 // Loads one snapshot; prints why not and sets `code` when it cannot.
-std::optional<snapshot::Snapshot> load(db::Database& db, int64_t id, std::ostream& err, int& code) {
+std::optional<snapshot::Snapshot> load(db::SnapshotStore& db, int64_t id, std::ostream& err, int& code) {
   auto s = db.snapshot(id);
   if (!s.ok()) {
     err << "medic: " << s.error() << '\n';
@@ -89,11 +92,12 @@ int cmd_list(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std:
     return 2;
   }
   auto db = dbo.open();
+  db::SnapshotStore snapshots(*db);
   db::SnapshotFilter f;
   if (!a.incident.empty()) f.incident_id = parse_id(a.incident);
   if (!a.scope.empty()) f.scope = a.scope;
   f.limit = a.limit;
-  const auto rows = db->snapshots(f);
+  const auto rows = snapshots.snapshots(f);
   if (!rows.ok()) {
     err << "medic: " << rows.error() << '\n';
     return 1;
@@ -208,8 +212,9 @@ void render_show(const snapshot::Snapshot& s, bool with_ports, std::ostream& out
 int cmd_show(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std::ostream& err) {
   if (bad_id(a.id, err)) return 2;
   auto db = dbo.open();
+  db::SnapshotStore snapshots(*db);
   int code = 0;
-  const auto s = load(*db, *parse_id(a.id), err, code);
+  const auto s = load(snapshots, *parse_id(a.id), err, code);
   if (!s) return code;
   if (a.json) {
     out << json_text(snapshot::to_json(*s), 2) << '\n';
@@ -227,16 +232,17 @@ int cmd_diff(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std:
   snapshot::DiffThresholds thresholds;
   try {
     thresholds = snapshot::diff_thresholds(detectors::DetectorConfig::load_file(
-        a.detectors.empty() ? service::default_data_dir() + "/detectors.json" : a.detectors));
+        a.detectors.empty() ? data_dir() + "/detectors.json" : a.detectors));
   } catch (const detectors::ConfigError& e) {
     err << "medic: " << e.what() << '\n';
     return 2;
   }
   auto db = dbo.open();
+  db::SnapshotStore snapshots(*db);
   int code = 0;
-  const auto first = load(*db, *parse_id(a.a), err, code);
+  const auto first = load(snapshots, *parse_id(a.a), err, code);
   if (!first) return code;
-  const auto second = load(*db, *parse_id(a.b), err, code);
+  const auto second = load(snapshots, *parse_id(a.b), err, code);
   if (!second) return code;
   const snapshot::SnapshotDiff d = snapshot::diff(*first, *second, thresholds);
   if (a.json) {
@@ -258,10 +264,10 @@ int cmd_take(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std:
   std::unique_ptr<telemetry::CounterMap> map;
   try {
     const auto config = remediation::CapacityConfig::load_file(
-        a.capacity.empty() ? service::default_data_dir() + "/capacity.json" : a.capacity);
+        a.capacity.empty() ? data_dir() + "/capacity.json" : a.capacity);
     topo = remediation::with_derived_groups(own, config);
     map = std::make_unique<telemetry::CounterMap>(telemetry::CounterMap::load_file(
-        a.counter_map.empty() ? service::default_data_dir() + "/counter_map.json" : a.counter_map));
+        a.counter_map.empty() ? data_dir() + "/counter_map.json" : a.counter_map));
   } catch (const remediation::CapacityConfigError& e) {
     err << "medic: " << e.what() << '\n';
     return 2;
@@ -279,9 +285,12 @@ int cmd_take(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std:
   }
 
   auto db = dbo.open();
+  db::InventoryStore inventory(*db);
+  db::IncidentStore incident_store(*db);
+  db::SnapshotStore snapshots(*db);
   // What the database records: which links are drained (or on their way), which incidents
   // are open.
-  const auto drains = db->drain_states();
+  const auto drains = inventory.drain_states();
   if (!drains.ok()) {
     err << "medic: " << drains.error() << '\n';
     return 1;
@@ -289,7 +298,7 @@ int cmd_take(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std:
   db::IncidentFilter open_filter;
   open_filter.open_only = true;
   open_filter.limit = 1000000;
-  const auto open = db->incidents(open_filter);
+  const auto open = incident_store.incidents(open_filter);
   if (!open.ok()) {
     err << "medic: " << open.error() << '\n';
     return 1;
@@ -358,7 +367,7 @@ int cmd_take(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std:
                               std::move(incidents),
                               clock.now()};
   const snapshot::Snapshot s = snapshot::capture_fabric(state, a.reason);
-  const auto id = db->write_snapshot(s);
+  const auto id = snapshots.write_snapshot(s);
   if (!id.ok()) {
     err << "medic: " << id.error() << '\n';
     return 1;
@@ -386,8 +395,9 @@ int cmd_prune(const SnapshotArgs& a, const DbOption& dbo, std::ostream& out, std
     return 2;
   }
   auto db = dbo.open();
+  db::SnapshotStore snapshots(*db);
   const Time before = SystemClock().now() - from_seconds(days * 86400);
-  const auto n = db->prune_snapshots(before);
+  const auto n = snapshots.prune_snapshots(before);
   if (!n.ok()) {
     err << "medic: " << n.error() << '\n';
     return 1;

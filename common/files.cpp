@@ -8,6 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#ifndef MEDIC_DATA_DIR
+#define MEDIC_DATA_DIR "data"
+#endif
+
 namespace medic {
 
 namespace {
@@ -78,5 +82,7 @@ Result<std::string> read_secret(const std::string& flag_value, const std::string
   if (const char* e = env != nullptr ? std::getenv(env) : nullptr; e != nullptr) return std::string(e);
   return std::string();
 }
+
+std::string data_dir() { return MEDIC_DATA_DIR; }
 
 }  // namespace medic

@@ -23,4 +23,7 @@ Result<std::string> read_data_file(const std::string& path, size_t max_bytes = k
 Result<std::string> read_secret(const std::string& flag_value, const std::string& file, const char* env,
                                 const std::string& flag);
 
+// The data directory of this source tree (data/counter_map.json and the other defaults).
+std::string data_dir();
+
 }  // namespace medic

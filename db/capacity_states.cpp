@@ -2,7 +2,7 @@
 
 #include <pqxx/pqxx>
 
-#include "db/database.h"
+#include "db/connection.h"
 
 namespace medic::db {
 

@@ -12,12 +12,12 @@
 
 #include "common/strings.h"
 #include "common/time.h"
-#include "db/database.h"
+#include "db/connection.h"
 
 namespace medic::db {
 
-struct Database::Connection {
-  explicit Connection(const std::string& url) : c(url) {}
+struct Pq {
+  explicit Pq(const std::string& url) : c(url) {}
   pqxx::connection c;
 };
 
@@ -46,7 +46,7 @@ inline void insert_event(pqxx::work& w, int64_t incident_id, Time at, const std:
 #define MEDIC_US(col) "(extract(epoch from " col ") * 1000000)::bigint"
 
 template <class F>
-inline auto Database::run(const char* what, F&& f) -> decltype(f()) {
+inline auto Connection::run(const char* what, F&& f) -> decltype(f(std::declval<Pq&>())) {
   if (!available()) {
     const double left = std::chrono::duration<double>(retry_at_ - std::chrono::steady_clock::now()).count();
     return Error::unavailable(std::string(what) + ": database unavailable (" + last_failure_ + "); next try in " +
@@ -55,10 +55,10 @@ inline auto Database::run(const char* what, F&& f) -> decltype(f()) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool late = false;
     try {
-      if (!conn_ || !conn_->c.is_open()) connect();
-      CallDeadline deadline(conn_->c.sock(), options_.call_timeout_s);
+      if (!pq_ || !pq_->c.is_open()) connect();
+      CallDeadline deadline(pq_->c.sock(), options_.call_timeout_s);
       try {
-        auto r = f();
+        auto r = f(*pq_);
         succeeded();
         return r;
       } catch (...) {
@@ -66,7 +66,7 @@ inline auto Database::run(const char* what, F&& f) -> decltype(f()) {
         throw;
       }
     } catch (const pqxx::broken_connection& e) {
-      conn_.reset();
+      pq_.reset();
       std::string why = e.what();
       while (!why.empty() && why.back() == '\n') why.pop_back();
       if (late) why = "no answer within " + format_number(options_.call_timeout_s) + " s";
@@ -76,14 +76,14 @@ inline auto Database::run(const char* what, F&& f) -> decltype(f()) {
         return Error::unavailable(std::string(what) + ": connection lost: " + why);
       }
     } catch (const DbError& e) {
-      conn_.reset();
+      pq_.reset();
       failed(e.what());
       return Error::unavailable(std::string(what) + ": " + e.what());
     } catch (const std::exception& e) {
       std::string msg = e.what();
       while (!msg.empty() && msg.back() == '\n') msg.pop_back();
       if (late) {
-        conn_.reset();
+        pq_.reset();
         msg = "no answer within " + format_number(options_.call_timeout_s) + " s";
         failed(msg);
         return Error::unavailable(std::string(what) + ": " + msg);

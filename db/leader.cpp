@@ -2,7 +2,7 @@
 
 #include <pqxx/pqxx>
 
-#include "db/database.h"
+#include "db/internal.h"
 
 namespace medic::db {
 
@@ -87,6 +87,51 @@ bool LeaderLock::held() {
       },
       nullptr);
   return ok && impl_->acquired;
+}
+
+}  // namespace medic::db
+
+namespace medic::db {
+
+using namespace internal;
+
+Result<int64_t> LeaderStore::claim_leadership(const std::string& daemon, Time at) {
+  return c_.run("claim_leadership", [&](Pq& pq) -> Result<int64_t> {
+    pqxx::work w(pq.c);
+    const auto r = w.exec_params(
+        "INSERT INTO leader (id, daemon, epoch, since, heartbeat) VALUES (1, $1, 1, $2::timestamptz, $2::timestamptz) "
+        "ON CONFLICT (id) DO UPDATE SET daemon = $1, epoch = leader.epoch + 1, since = $2::timestamptz, "
+        "heartbeat = $2::timestamptz RETURNING epoch",
+        daemon, ts(at));
+    w.commit();
+    return r[0][0].as<int64_t>();
+  });
+}
+
+Status LeaderStore::leader_heartbeat(const std::string& daemon, int64_t epoch, Time at) {
+  return c_.run("leader_heartbeat", [&](Pq& pq) -> Status {
+    pqxx::work w(pq.c);
+    const auto r = w.exec_params(
+        "UPDATE leader SET heartbeat = $3::timestamptz WHERE id = 1 AND daemon = $1 AND epoch = $2", daemon, epoch,
+        ts(at));
+    if (r.affected_rows() != 1) return Error::conflict(daemon + " no longer leads (epoch " + std::to_string(epoch) + ")");
+    w.commit();
+    return Ok{};
+  });
+}
+
+Result<std::optional<LeaderRow>> LeaderStore::leader() {
+  return c_.run("leader", [&](Pq& pq) -> Result<std::optional<LeaderRow>> {
+    pqxx::nontransaction n(pq.c);
+    const auto r = n.exec("SELECT daemon, epoch, " MEDIC_US("since") ", " MEDIC_US("heartbeat") " FROM leader WHERE id = 1");
+    if (r.empty()) return std::optional<LeaderRow>{};
+    LeaderRow l;
+    l.daemon = read_text(r[0][0]);
+    l.epoch = r[0][1].as<int64_t>();
+    l.since = *read_time(r[0][2]);
+    l.heartbeat = *read_time(r[0][3]);
+    return std::optional<LeaderRow>{l};
+  });
 }
 
 }  // namespace medic::db

@@ -4,10 +4,14 @@
 // (db/deadline.h): a hung server makes the lock look lost, never a caller wait forever.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
+#include "common/time.h"
+#include "db/connection.h"
 #include "db/deadline.h"
 
 namespace medic::db {
@@ -29,6 +33,27 @@ class LeaderLock {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// The leader row: who leads with which epoch. Taking the lead raises the epoch, and every
+// action is fenced by it (RemediationRecords::begin_action).
+struct LeaderRow {
+  std::string daemon;
+  int64_t epoch = 0;
+  Time since{}, heartbeat{};
+};
+
+class LeaderStore {
+ public:
+  explicit LeaderStore(Connection& c) : c_(c) {}
+
+  // A new epoch for `daemon`.
+  Result<int64_t> claim_leadership(const std::string& daemon, Time at);
+  Status leader_heartbeat(const std::string& daemon, int64_t epoch, Time at);
+  Result<std::optional<LeaderRow>> leader();
+
+ private:
+  Connection& c_;
 };
 
 }  // namespace medic::db

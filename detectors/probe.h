@@ -16,7 +16,7 @@
 
 #include "detectors/config.h"
 #include "detectors/finding.h"
-#include "probes/scheduler.h"
+#include "probes/round.h"
 
 namespace medic::detectors {
 

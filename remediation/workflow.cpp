@@ -34,15 +34,41 @@ bool waiting_to_drain(IncidentState s) {
 
 }  // namespace
 
-Workflow::Workflow(const fabric::Topology& topology, CapacityModel& capacity, DriverSet& drivers,
-                   RemediationStore& store, const LinkSignals& signals, RemediationPolicy policy, const Clock& clock)
+WorkflowMetrics::WorkflowMetrics(metrics::Registry& r)
+    : drains_started(r.counter("medic_drains_started_total", "Drains begun: intent recorded, switch job queued.")),
+      drains_verified(r.counter("medic_drains_succeeded_total", "Drains carried out and verified.")),
+      drains_failed(r.counter("medic_drains_failed_total", "Drains that failed at the switch or were rolled back.")),
+      drains_rolled_back(r.counter("medic_drains_rolled_back_total",
+                                   "Drains rolled back because traffic did not move off the link (also counted as failed).")),
+      undrains_verified(r.counter("medic_undrains_succeeded_total", "Undrains carried out and verified.")),
+      undrains_failed(r.counter("medic_undrains_failed_total", "Undrains that failed or were not verified.")),
+      refusals(r.counter("medic_drains_refused_total", "Drains held back by capacity floors, the budget or a rate limit.")),
+      queued_for_approval(r.counter("medic_queued_for_approval_total", "Drains sent to the repair queue for approval.")),
+      validations_failed(r.counter("medic_validations_failed_total", "Repaired links that failed their validation soak.")),
+      escalations(r.counter("medic_escalations_total", "Incidents handed to a person: an action failed or a link failed validation.")),
+      reconciled(r.counter("medic_actions_reconciled_total", "Unfinished actions reconciled after a restart.")),
+      store_errors(r.counter("medic_remediation_store_errors_total", "Remediation records that could not be written or read.")),
+      breaker_trips(r.counter("medic_breaker_trips_total", "Times the circuit breaker opened.")),
+      switch_queue_full(r.counter("medic_switch_queue_full_total", "Switch jobs that found the queue full and waited a tick.")),
+      in_flight(r.gauge("medic_actions_in_flight", "Actions under way: waiting for a switch or for verification.")),
+      fault_to_drain_seconds(r.histogram("medic_fault_to_drain_seconds",
+                                         "From a fault's first finding to its link's drain verified from the counters.",
+                                         metrics::seconds_buckets())),
+      switch_call_seconds(r.histogram("medic_switch_call_seconds",
+                                      "How long the switches took to answer one drain, undrain or read-back of a link.",
+                                      metrics::seconds_buckets())) {}
+
+Workflow::Workflow(const fabric::Topology& topology, CapacityModel& capacity, SwitchRunner& switches,
+                   RemediationStore& store, const LinkSignals& signals, RemediationPolicy policy, const Clock& clock,
+                   metrics::Registry& registry)
     : topology_(topology),
       capacity_(capacity),
-      drivers_(drivers),
+      switches_(switches),
       store_(store),
       signals_(signals),
       policy_(std::move(policy)),
-      clock_(clock) {}
+      clock_(clock),
+      metrics_(registry) {}
 
 bool Workflow::store_ok(const Status& st, const char* what) {
   if (st.ok()) return true;
@@ -69,9 +95,8 @@ Status Workflow::start() {
   }
   auto acts = store_.unfinished_actions();
   if (!acts.ok()) return acts.failure();
-  unreconciled_ = std::move(*acts);
   // Until its action is reconciled, a link counts as drained: capacity is never overstated.
-  for (const auto& a : unreconciled_) capacity_.set_reserved(a.link, true);
+  for (const auto& a : *acts) capacity_.set_reserved(a.link, true);
   const Time now = clock_.now();
   if (auto recent = store_.drains_since(now - std::max(policy_.per_switch.window, policy_.fabric.window)); recent.ok()) {
     recent_drains_.assign(recent->begin(), recent->end());
@@ -83,94 +108,207 @@ Status Workflow::start() {
   } else {
     return b.failure();
   }
-  reconcile();
+  for (const auto& a : *acts) reconcile_started(a);
+  collect(clock_.now());
   return Ok{};
 }
 
 Status Workflow::restart() {
   cases_.clear();
   inflight_.clear();
-  unreconciled_.clear();
+  tickets_.clear();  // answers to jobs queued before are told apart by their tickets, and dropped
   recent_drains_.clear();
   breaker_ = {};
   return start();
 }
 
-void Workflow::reconcile() {
-  std::vector<ActionRecord> left;
-  for (const auto& a : unreconciled_) {
-    if (!reconcile_one(a)) left.push_back(a);
-  }
-  unreconciled_ = std::move(left);
+size_t Workflow::waiting_for_switches() const {
+  return static_cast<size_t>(std::count_if(inflight_.begin(), inflight_.end(),
+                                           [](const auto& kv) { return kv.second.phase != Phase::verifying; }));
 }
 
-// An action found unfinished after a restart: what do the switches say?
-bool Workflow::reconcile_one(const ActionRecord& a) {
+Workflow::Case* Workflow::case_of(const InFlight& f) {
+  const auto it = cases_.find(f.action.incident_id);
+  return it == cases_.end() ? nullptr : &it->second;
+}
+
+// The action takes its link and its first job is queued.
+void Workflow::launch(InFlight f) {
+  const fabric::LinkId link = f.action.link;
+  auto [it, fresh] = inflight_.insert_or_assign(link, std::move(f));
+  (void)fresh;
+  submit(it->second);
+}
+
+// Queues the job the action's phase waits for; when the queue is full it is queued again
+// next tick (the action keeps its link meanwhile).
+void Workflow::submit(InFlight& f) {
+  SwitchJob job;
+  job.link = f.action.link;
+  switch (f.phase) {
+    case Phase::switching: job.op = f.action.kind == ActionKind::drain ? SwitchJob::Op::drain : SwitchJob::Op::undrain; break;
+    case Phase::rolling_back:
+    case Phase::reconcile_undo:
+    case Phase::reconcile_undrain: job.op = SwitchJob::Op::undrain; break;
+    case Phase::reconcile_read: job.op = SwitchJob::Op::read_back; break;
+    case Phase::verifying: return;
+  }
+  job.ticket = next_ticket_++;
+  if (!switches_.submit(job)) {
+    ++metrics_.switch_queue_full;
+    f.ticket = 0;
+    return;
+  }
+  f.ticket = job.ticket;
+  tickets_[job.ticket] = f.action.link;
+}
+
+// The switches' answers: each moves its action on. A runner that answers at once (inline)
+// lets an action go through several phases in one pass; a job that failed and is to be
+// tried again goes out on the next pass, so an unreachable switch is asked once a pass.
+void Workflow::collect(Time now) {
+  auto submit_waiting = [&] {
+    for (auto& [link, f] : inflight_) {
+      if (f.phase != Phase::verifying && f.ticket == 0 && !f.retry && f.action.state != "done") submit(f);
+    }
+  };
+  submit_waiting();
+  for (int round = 0; round < 8; ++round) {
+    auto results = switches_.take_finished();
+    if (results.empty()) break;
+    for (SwitchResult& r : results) {
+      metrics_.switch_call_seconds.observe(r.seconds);
+      const auto t = tickets_.find(r.job.ticket);
+      if (t == tickets_.end()) {
+        spdlog::info("remediation: answer to an earlier {} of {} dropped (its action was reloaded since)",
+                     to_string(r.job.op), topology_.link(r.job.link).name);
+        continue;
+      }
+      tickets_.erase(t);
+      const auto it = inflight_.find(r.job.link);
+      if (it == inflight_.end() || it->second.ticket != r.job.ticket) continue;
+      InFlight& f = it->second;
+      f.ticket = 0;
+      const Phase before = f.phase;
+      const std::string state_before = f.action.state;
+      on_result(f, r, now);
+      // Still in the same phase, waiting for a switch: it failed and is asked again next pass.
+      f.retry = f.phase == before && f.action.state == state_before && f.phase != Phase::verifying;
+    }
+    submit_waiting();
+  }
+  for (auto it = inflight_.begin(); it != inflight_.end();) {
+    if (it->second.action.state == "done") {
+      it = inflight_.erase(it);
+      continue;
+    }
+    it->second.retry = false;
+    ++it;
+  }
+  metrics_.in_flight.set(static_cast<double>(inflight_.size()));
+}
+
+void Workflow::on_result(InFlight& f, SwitchResult& r, Time now) {
+  switch (f.phase) {
+    case Phase::switching:
+      if (f.action.kind == ActionKind::drain) {
+        on_drain_applied(f, r, now);
+      } else {
+        on_undrain_applied(f, r, now);
+      }
+      return;
+    case Phase::rolling_back: on_rolled_back(f, r, now); return;
+    case Phase::reconcile_read: on_reconcile_read(f, r, now); return;
+    case Phase::reconcile_undo: on_reconcile_undone(f, r, now); return;
+    case Phase::reconcile_undrain: on_reconcile_undrained(f, r, now); return;
+    case Phase::verifying: return;
+  }
+}
+
+// An action found unfinished after a restart: what do the switches say? A drain is read
+// back; an undrain is simply finished (undrain is idempotent).
+void Workflow::reconcile_started(const ActionRecord& a) {
+  InFlight f;
+  f.action = a;
+  f.phase = a.kind == ActionKind::drain ? Phase::reconcile_read : Phase::reconcile_undrain;
+  if (a.kind == ActionKind::undrain) f.steps.push_back("reconcile: finishing the undrain");
+  launch(std::move(f));
+}
+
+void Workflow::on_reconcile_read(InFlight& f, SwitchResult& r, Time now) {
+  const ActionRecord& a = f.action;
   const std::string& name = topology_.link(a.link).name;
-  const Time now = clock_.now();
-  const LinkReadBack rb = read_back(topology_, drivers_, a.link);
+  const LinkReadBack& rb = r.read;
   if (!rb.error.empty()) {
     spdlog::warn("reconcile action {} ({} {}): switch not answering, will retry: {}", a.id, to_string(a.kind), name,
                  rb.error);
-    return false;
+    return;  // asked again next tick
   }
-  ActionIntent intent{a.incident_id, a.link, a.kind, a.intent_at};
-  InFlight f;
-  f.action = a;
-  f.applied_at = now;
-  const bool all_drained = rb.driven > 0 && rb.drained == rb.driven;
   ++metrics_.reconciled;
-  if (a.kind == ActionKind::drain) {
-    if (all_drained) {
-      // The drain went through before the crash: verify it like any other.
-      spdlog::info("reconcile action {}: {} is drained at the switch; verifying", a.id, name);
-      f.steps.push_back("reconcile: switch reports drained");
-      f.action.state = "applied";
-      if (!store_ok(store_.action_applied(a.id, f.steps), "action_applied")) return false;
-      capacity_.set_reserved(a.link, false);
-      capacity_.set_drained(a.link, true);
-      inflight_[a.link] = std::move(f);
-      return true;
-    }
-    // Nothing (or only one end) was drained: undo what was done and let the planner decide again.
-    ActionOutcome out;
-    bool ok = true;
-    if (rb.drained > 0) ok = apply_to_link(topology_, drivers_, a.link, false, out);
-    if (!ok) {
-      spdlog::warn("reconcile action {}: could not undo the half-drained {}: {}", a.id, name, out.error);
-      return false;
-    }
-    out.steps.insert(out.steps.begin(), "reconcile: " + std::to_string(rb.drained) + " of " +
-                                            std::to_string(rb.driven) + " ends drained; drain not completed");
-    if (!store_ok(store_.finish_action(a.id, intent, ActionEnd::reconciled, false,
-                                       "interrupted before the switch was drained; will be decided again",
-                                       out.steps, now),
-                  "finish_action")) {
-      return false;
-    }
+  if (rb.driven > 0 && rb.drained == rb.driven) {
+    // The drain went through before the crash: verify it like any other.
+    spdlog::info("reconcile action {}: {} is drained at the switch; verifying", a.id, name);
+    f.steps.push_back("reconcile: switch reports drained");
+    if (!store_ok(store_.action_applied(a.id, f.steps), "action_applied")) return;
+    f.action.state = "applied";
+    f.applied_at = now;
+    f.phase = Phase::verifying;
     capacity_.set_reserved(a.link, false);
-    capacity_.set_drained(a.link, false);
-    spdlog::info("reconcile action {}: {} was not drained; undone and back to the planner", a.id, name);
-    return true;
+    capacity_.set_drained(a.link, true);
+    return;
   }
-  // An unfinished undrain: finish it (undrain is idempotent), then verify.
-  ActionOutcome out;
-  if (!apply_to_link(topology_, drivers_, a.link, false, out)) {
-    spdlog::warn("reconcile action {}: undrain of {} failed, will retry: {}", a.id, name, out.error);
-    return false;
+  // Nothing (or only one end) was drained: undo what was done and let the planner decide again.
+  f.steps.push_back("reconcile: " + std::to_string(rb.drained) + " of " + std::to_string(rb.driven) +
+                    " ends drained; drain not completed");
+  if (rb.drained > 0) {
+    f.phase = Phase::reconcile_undo;
+    return;  // the undo job is queued by collect()
   }
-  f.steps = out.steps;
-  f.steps.insert(f.steps.begin(), "reconcile: finishing the undrain");
-  f.action.state = "applied";
-  if (!store_ok(store_.action_applied(a.id, f.steps), "action_applied")) return false;
+  SwitchResult none;
+  none.outcome.succeeded = true;
+  on_reconcile_undone(f, none, now);
+}
+
+void Workflow::on_reconcile_undone(InFlight& f, SwitchResult& r, Time now) {
+  const ActionRecord& a = f.action;
+  const std::string& name = topology_.link(a.link).name;
+  if (!r.outcome.succeeded) {
+    spdlog::warn("reconcile action {}: could not undo the half-drained {}: {}", a.id, name, r.outcome.error);
+    return;  // tried again next tick
+  }
+  for (auto& step : r.outcome.steps) f.steps.push_back(std::move(step));
+  const ActionIntent intent{a.incident_id, a.link, a.kind, a.intent_at};
+  if (!store_ok(store_.finish_action(a.id, intent, ActionEnd::reconciled, false,
+                                     "interrupted before the switch was drained; will be decided again", f.steps, now),
+                "finish_action")) {
+    f.phase = Phase::reconcile_read;  // read again and retry
+    return;
+  }
   capacity_.set_reserved(a.link, false);
   capacity_.set_drained(a.link, false);
-  inflight_[a.link] = std::move(f);
-  return true;
+  f.action.state = "done";
+  spdlog::info("reconcile action {}: {} was not drained; undone and back to the planner", a.id, name);
+}
+
+void Workflow::on_reconcile_undrained(InFlight& f, SwitchResult& r, Time now) {
+  const ActionRecord& a = f.action;
+  if (!r.outcome.succeeded) {
+    spdlog::warn("reconcile action {}: undrain of {} failed, will retry: {}", a.id, topology_.link(a.link).name,
+                 r.outcome.error);
+    return;
+  }
+  ++metrics_.reconciled;
+  for (auto& step : r.outcome.steps) f.steps.push_back(std::move(step));
+  if (!store_ok(store_.action_applied(a.id, f.steps), "action_applied")) return;
+  f.action.state = "applied";
+  f.applied_at = now;
+  f.phase = Phase::verifying;
+  capacity_.set_reserved(a.link, false);
+  capacity_.set_drained(a.link, false);
 }
 
 void Workflow::on_update(int64_t incident, fabric::LinkId link, triage::IncidentClass cls,
-                         detectors::Severity severity, double loss, Time at) {
+                         detectors::Severity severity, double loss, Time at, Time fault_at) {
   if (link == fabric::kNone || !drainable(cls)) return;
   auto it = cases_.find(incident);
   if (it == cases_.end()) {
@@ -182,6 +320,7 @@ void Workflow::on_update(int64_t incident, fabric::LinkId link, triage::Incident
     it = cases_.emplace(incident, std::move(c)).first;
   }
   Case& c = it->second;
+  if (fault_at != Time{} && (!c.rec.fault_at || fault_at < *c.rec.fault_at)) c.rec.fault_at = fault_at;
   c.rec.severity = std::max(c.rec.severity, severity);
   c.rec.loss = std::max(c.rec.loss, loss);
   if (severity >= detectors::Severity::warning) c.last_fault_at = at;
@@ -200,7 +339,7 @@ void Workflow::set_state(Case& c, IncidentState s, Time now, const std::string& 
 std::vector<int64_t> Workflow::tick() {
   const Time now = clock_.now();
   std::vector<int64_t> closed;
-  if (!unreconciled_.empty()) reconcile();
+  collect(now);
   refresh_cases();
   check_breaker(now);
   progress_inflight(now);
@@ -224,6 +363,9 @@ std::vector<int64_t> Workflow::tick() {
     if (c.rec.state == IncidentState::dismissed && capacity_.drained(c.rec.link)) start_undrain(c, now);
   }
   plan_and_drain(now);
+  // Answers already there (a runner that calls the switches at once) move their actions on
+  // in this pass.
+  collect(clock_.now());
   // Forget what is over: closed here, or dismissed with the link back in service.
   for (auto it = cases_.begin(); it != cases_.end();) {
     const auto s = it->second.rec.state;
@@ -303,16 +445,20 @@ void Workflow::check_breaker(Time now) {
 void Workflow::finish(InFlight& f, ActionEnd end, bool drained, const std::string& reason, Time now) {
   const ActionIntent intent{f.action.incident_id, f.action.link, f.action.kind, f.action.intent_at};
   store_ok(store_.finish_action(f.action.id, intent, end, drained, reason, f.steps, now), "finish_action");
+  f.action.state = "done";
   if (snapshot_) snapshot_(f.action.incident_id, f.action.id, f.action.link, "after " + std::string(to_string(f.action.kind)) + " (" + std::string(to_string(end)) + ")");
 }
 
 void Workflow::progress_inflight(Time now) {
   for (auto it = inflight_.begin(); it != inflight_.end();) {
     InFlight& f = it->second;
+    if (f.phase != Phase::verifying) {
+      ++it;
+      continue;
+    }
     const fabric::LinkId link = f.action.link;
     const std::string& name = topology_.link(link).name;
-    auto cit = cases_.find(f.action.incident_id);
-    Case* c = cit == cases_.end() ? nullptr : &cit->second;
+    Case* c = case_of(f);
     const bool fresh = signals_.measured_from(link) >= f.applied_at;
     const double pps = signals_.tx_pps(link);
     const bool timed_out = now - f.applied_at >= policy_.verify_window;
@@ -326,6 +472,7 @@ void Workflow::progress_inflight(Time now) {
                                   : "verify traffic: " + pps_text(before) + " before, " + pps_text(pps) + " after");
         finish(f, ActionEnd::succeeded, true, "", now);
         ++metrics_.drains_verified;
+        if (f.fault_at && *f.fault_at <= now) metrics_.fault_to_drain_seconds.observe(seconds(now - *f.fault_at));
         spdlog::info("incident {}: drained {} and verified ({})", f.action.incident_id, name, f.steps.back());
         // Dismissed meanwhile: stays dismissed, and tick() puts the link back.
         if (c != nullptr && c->rec.state != IncidentState::dismissed) {
@@ -335,27 +482,12 @@ void Workflow::progress_inflight(Time now) {
         done = true;
       } else if (timed_out) {
         // The switch says drained but traffic did not move: put it back and call a person.
-        ActionOutcome out;
-        const bool undone = apply_to_link(topology_, drivers_, link, false, out);
-        const std::string why = "traffic did not move off the link within " +
-                                format_number(seconds(policy_.verify_window)) + " s (" + pps_text(before) +
-                                " before, " + (fresh ? pps_text(pps) : "no fresh reading") + " after)";
-        f.steps.push_back("verify traffic: " + why);
-        for (auto& s : out.steps) f.steps.push_back("rollback " + s);
-        if (undone) {
-          capacity_.set_drained(link, false);
-          finish(f, ActionEnd::rolled_back, false, why + "; rolled back", now);
-        } else {
-          finish(f, ActionEnd::failed, true, why + "; rollback failed: " + out.error, now);
-        }
-        ++metrics_.drains_rolled_back;
-        ++metrics_.escalations;
-        spdlog::error("incident {}: drain of {} not verified: {}; {}", f.action.incident_id, name, why,
-                      undone ? "rolled back" : "rollback failed: " + out.error);
-        if (c != nullptr && c->rec.state != IncidentState::dismissed) {
-          set_state(*c, IncidentState::escalated, now, "drain not verified: " + why);
-        }
-        done = true;
+        f.why = "traffic did not move off the link within " + format_number(seconds(policy_.verify_window)) + " s (" +
+                pps_text(before) + " before, " + (fresh ? pps_text(pps) : "no fresh reading") + " after)";
+        f.steps.push_back("verify traffic: " + f.why);
+        f.phase = Phase::rolling_back;
+        submit(f);
+        spdlog::warn("incident {}: drain of {} not verified: {}; rolling back", f.action.incident_id, name, f.why);
       }
     } else {
       // Undrain: the link must be up and carry traffic again if its peers do.
@@ -565,27 +697,58 @@ void Workflow::start_drain(Case& c, bool automatic, Time now) {
   }
   ++metrics_.drains_started;
   if (automatic) recent_drains_.emplace_back(link, now);
+  // The intent is durable: now the switches. The link stays reserved until they answer.
   InFlight f;
   f.action = {*id, c.rec.incident_id, link, ActionKind::drain, "intent", now, before};
-  ActionOutcome out;
-  const bool ok = apply_to_link(topology_, drivers_, link, true, out);
-  f.steps = out.steps;
+  f.phase = Phase::switching;
+  f.fault_at = c.rec.fault_at;
+  launch(std::move(f));
+}
+
+void Workflow::on_drain_applied(InFlight& f, SwitchResult& r, Time now) {
+  const fabric::LinkId link = f.action.link;
+  const std::string& name = topology_.link(link).name;
+  f.steps = std::move(r.outcome.steps);
   capacity_.set_reserved(link, false);
-  if (!ok) {
+  Case* c = case_of(f);
+  if (!r.outcome.succeeded) {
     ++metrics_.drains_failed;
     ++metrics_.escalations;
-    finish(f, ActionEnd::failed, false, out.error, clock_.now());
-    spdlog::error("incident {}: drain of {} failed: {}", c.rec.incident_id, name, out.error);
-    set_state(c, IncidentState::escalated, now, "drain failed: " + out.error);
+    finish(f, ActionEnd::failed, false, r.outcome.error, now);
+    spdlog::error("incident {}: drain of {} failed: {}", f.action.incident_id, name, r.outcome.error);
+    if (c != nullptr && c->rec.state != IncidentState::dismissed) {
+      set_state(*c, IncidentState::escalated, now, "drain failed: " + r.outcome.error);
+    }
     return;
   }
   capacity_.set_drained(link, true);
-  f.applied_at = clock_.now();
+  f.applied_at = now;
   f.action.state = "applied";
-  store_ok(store_.action_applied(*id, f.steps), "action_applied");
-  spdlog::info("incident {}: {} drained at the switch; verifying traffic ({} before)", c.rec.incident_id, name,
-               pps_text(before));
-  inflight_[link] = std::move(f);
+  f.phase = Phase::verifying;
+  store_ok(store_.action_applied(f.action.id, f.steps), "action_applied");
+  spdlog::info("incident {}: {} drained at the switch; verifying traffic ({} before)", f.action.incident_id, name,
+               pps_text(f.action.traffic_before));
+}
+
+void Workflow::on_rolled_back(InFlight& f, SwitchResult& r, Time now) {
+  const fabric::LinkId link = f.action.link;
+  for (auto& step : r.outcome.steps) f.steps.push_back("rollback " + step);
+  const bool undone = r.outcome.succeeded;
+  if (undone) {
+    capacity_.set_drained(link, false);
+    finish(f, ActionEnd::rolled_back, false, f.why + "; rolled back", now);
+  } else {
+    finish(f, ActionEnd::failed, true, f.why + "; rollback failed: " + r.outcome.error, now);
+  }
+  ++metrics_.drains_failed;
+  ++metrics_.drains_rolled_back;
+  ++metrics_.escalations;
+  spdlog::error("incident {}: drain of {} not verified: {}; {}", f.action.incident_id, topology_.link(link).name, f.why,
+                undone ? "rolled back" : "rollback failed: " + r.outcome.error);
+  Case* c = case_of(f);
+  if (c != nullptr && c->rec.state != IncidentState::dismissed) {
+    set_state(*c, IncidentState::escalated, now, "drain not verified: " + f.why);
+  }
 }
 
 void Workflow::start_undrain(Case& c, Time now) {
@@ -600,25 +763,33 @@ void Workflow::start_undrain(Case& c, Time now) {
   }
   InFlight f;
   f.action = {*id, c.rec.incident_id, link, ActionKind::undrain, "intent", now, signals_.tx_pps(link)};
+  f.phase = Phase::switching;
   if (snapshot_) snapshot_(c.rec.incident_id, *id, link, "before undrain");
-  ActionOutcome out;
-  const bool ok = apply_to_link(topology_, drivers_, link, false, out);
-  f.steps = out.steps;
-  if (!ok) {
+  launch(std::move(f));
+}
+
+void Workflow::on_undrain_applied(InFlight& f, SwitchResult& r, Time now) {
+  const fabric::LinkId link = f.action.link;
+  const std::string& name = topology_.link(link).name;
+  f.steps = std::move(r.outcome.steps);
+  Case* c = case_of(f);
+  if (!r.outcome.succeeded) {
     ++metrics_.undrains_failed;
     ++metrics_.escalations;
     // apply_to_link put back what it changed: the link is still drained.
-    finish(f, ActionEnd::failed, true, out.error, clock_.now());
-    spdlog::error("incident {}: undrain of {} failed: {}", c.rec.incident_id, name, out.error);
-    if (c.rec.state != IncidentState::dismissed) set_state(c, IncidentState::escalated, now, "undrain failed: " + out.error);
+    finish(f, ActionEnd::failed, true, r.outcome.error, now);
+    spdlog::error("incident {}: undrain of {} failed: {}", f.action.incident_id, name, r.outcome.error);
+    if (c != nullptr && c->rec.state != IncidentState::dismissed) {
+      set_state(*c, IncidentState::escalated, now, "undrain failed: " + r.outcome.error);
+    }
     return;
   }
   capacity_.set_drained(link, false);
-  f.applied_at = clock_.now();
+  f.applied_at = now;
   f.action.state = "applied";
-  store_ok(store_.action_applied(*id, f.steps), "action_applied");
-  spdlog::info("incident {}: {} undrained at the switch; verifying", c.rec.incident_id, name);
-  inflight_[link] = std::move(f);
+  f.phase = Phase::verifying;
+  store_ok(store_.action_applied(f.action.id, f.steps), "action_applied");
+  spdlog::info("incident {}: {} undrained at the switch; verifying", f.action.incident_id, name);
 }
 
 }  // namespace medic::remediation

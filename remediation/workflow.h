@@ -10,6 +10,11 @@
 //   validated -> undrain: intent -> applied -> verified -> undrained -> closed
 //   validating --(fails)--> repair_requested (again) | escalated (max failures, stays drained)
 //   drain fails or traffic does not move -> rolled back, escalated
+//
+// The switches are called through a SwitchRunner (remediation/actions.h): an action waits
+// for its switch's answer across ticks, so a slow switch never holds the poll loop, and
+// the answer comes back as data that moves the action on. One action per link; the intent
+// is durable before its job is queued.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics.h"
 #include "common/result.h"
 #include "common/time.h"
 #include "detectors/finding.h"
+#include "remediation/actions.h"
 #include "remediation/capacity.h"
-#include "remediation/driver.h"
-#include "remediation/executor.h"
 #include "remediation/planner.h"
 #include "remediation/policy.h"
 #include "triage/incident.h"
@@ -44,6 +49,7 @@ struct CaseRecord {
   std::optional<Time> validating_since;
   bool approved = false;        // a person approved the drain
   std::string blocked_reason;   // or the approval reason, for pending_approval
+  std::optional<Time> fault_at; // when the fault began (for the fault-to-drain latency)
 };
 
 // An action whose result is not recorded yet.
@@ -108,11 +114,19 @@ class LinkSignals {
   virtual bool flap_suppressed(fabric::LinkId link, Time now) const = 0;
 };
 
+// The workflow's metrics, declared once (common/metrics.h). What was decided is counted
+// apart from what the switches carried out (STYLE 6).
 struct WorkflowMetrics {
-  uint64_t drains_started = 0, drains_verified = 0, drains_failed = 0, drains_rolled_back = 0;
-  uint64_t undrains_verified = 0, undrains_failed = 0;
-  uint64_t refusals = 0, queued_for_approval = 0, validations_failed = 0, escalations = 0;
-  uint64_t reconciled = 0, store_errors = 0, breaker_trips = 0;
+  explicit WorkflowMetrics(metrics::Registry& r);
+  metrics::Counter drains_started, drains_verified, drains_failed, drains_rolled_back;
+  metrics::Counter undrains_verified, undrains_failed;
+  metrics::Counter refusals, queued_for_approval, validations_failed, escalations;
+  metrics::Counter reconciled, store_errors, breaker_trips, switch_queue_full;
+  metrics::Gauge in_flight;
+  // From the fault's start (its first finding) to the drain verified from the counters.
+  metrics::Histogram fault_to_drain_seconds;
+  // How long the switches took to answer one job (drain, undrain or read-back).
+  metrics::Histogram switch_call_seconds;
 };
 
 class Workflow {
@@ -120,27 +134,29 @@ class Workflow {
   // Called before and after each action: (incident, action, link, scope "action", reason).
   using SnapshotHook = std::function<void(int64_t incident, int64_t action, fabric::LinkId link, const std::string& why)>;
 
-  Workflow(const fabric::Topology& topology, CapacityModel& capacity, DriverSet& drivers, RemediationStore& store,
-           const LinkSignals& signals, RemediationPolicy policy, const Clock& clock);
+  Workflow(const fabric::Topology& topology, CapacityModel& capacity, SwitchRunner& switches, RemediationStore& store,
+           const LinkSignals& signals, RemediationPolicy policy, const Clock& clock, metrics::Registry& registry);
 
   void set_snapshot_hook(SnapshotHook hook) { snapshot_ = std::move(hook); }
 
-  // Loads open cases and reconciles unfinished actions by asking the drivers. Links with
-  // drain state drained (from the store's inventory) must already be set in the capacity
-  // model. An action whose switch cannot be reached stays unfinished (its link counted as
-  // drained) and is retried on every tick.
+  // Loads open cases and starts reconciling unfinished actions by asking the switches (the
+  // answers move them on in later ticks). Links with drain state drained (from the store's
+  // inventory) must already be set in the capacity model. An action whose switch cannot be
+  // reached stays unfinished (its link counted as drained) and is asked again every tick.
   Status start();
   // Forgets everything in memory and starts again from the store (leading again after the
   // lock was lost: another daemon may have acted meanwhile). The capacity model's drain
   // states must have been reloaded first.
   Status restart();
 
-  // Triage says something about an incident (new, reopened, escalated, or more findings).
+  // Triage says something about an incident (new, reopened, escalated, or more findings):
+  // `at` when it was seen, `fault_at` when its fault began.
   void on_update(int64_t incident, fabric::LinkId link, triage::IncidentClass cls, detectors::Severity severity,
-                 double loss, Time at);
+                 double loss, Time at, Time fault_at = Time{});
 
-  // One pass: engineers' decisions, the breaker, in-flight actions, validation soaks, and
-  // new drains. Returns the incidents closed in this pass (triage forgets them).
+  // One pass: the switches' answers, engineers' decisions, the breaker, in-flight actions,
+  // validation soaks, and new drains. Returns the incidents closed in this pass (triage
+  // forgets them).
   std::vector<int64_t> tick();
 
   const WorkflowMetrics& metrics() const { return metrics_; }
@@ -148,6 +164,8 @@ class Workflow {
   std::optional<triage::IncidentState> state_of(int64_t incident) const;
   bool breaker_open() const { return breaker_.open; }
   size_t in_flight() const { return inflight_.size(); }
+  // Actions waiting for a switch's answer now.
+  size_t waiting_for_switches() const;
 
  private:
   struct Case {
@@ -156,14 +174,32 @@ class Workflow {
     Time last_fault_at{};  // a warning or worse finding arrived then
     std::string written_reason;  // blocked/pending reason last written, to write only changes
   };
+  // An action under way. Its phase says what it waits for: a switch's answer to the job
+  // `ticket` (switching, rolling_back, reconcile_*), or the counters (verifying).
+  enum class Phase : uint8_t { switching, verifying, rolling_back, reconcile_read, reconcile_undo, reconcile_undrain };
   struct InFlight {
     ActionRecord action;
+    Phase phase = Phase::switching;
+    uint64_t ticket = 0;     // the job it waits for (0: none queued yet: queue it)
     Time applied_at{};
     std::vector<std::string> steps;
+    std::string why;         // rolling back: why
+    std::optional<Time> fault_at;
+    bool retry = false;      // its job failed this pass: asked again next pass
   };
 
-  void reconcile();
-  bool reconcile_one(const ActionRecord& a);
+  void reconcile_started(const ActionRecord& a);
+  void launch(InFlight f);
+  void submit(InFlight& f);
+  void collect(Time now);
+  void on_result(InFlight& f, SwitchResult& r, Time now);
+  void on_drain_applied(InFlight& f, SwitchResult& r, Time now);
+  void on_undrain_applied(InFlight& f, SwitchResult& r, Time now);
+  void on_rolled_back(InFlight& f, SwitchResult& r, Time now);
+  void on_reconcile_read(InFlight& f, SwitchResult& r, Time now);
+  void on_reconcile_undone(InFlight& f, SwitchResult& r, Time now);
+  void on_reconcile_undrained(InFlight& f, SwitchResult& r, Time now);
+  Case* case_of(const InFlight& f);
   void refresh_cases();
   void check_breaker(Time now);
   void progress_inflight(Time now);
@@ -179,7 +215,7 @@ class Workflow {
 
   const fabric::Topology& topology_;
   CapacityModel& capacity_;
-  DriverSet& drivers_;
+  SwitchRunner& switches_;
   RemediationStore& store_;
   const LinkSignals& signals_;
   RemediationPolicy policy_;
@@ -187,7 +223,8 @@ class Workflow {
   SnapshotHook snapshot_;
   std::map<int64_t, Case> cases_;
   std::map<fabric::LinkId, InFlight> inflight_;
-  std::vector<ActionRecord> unreconciled_;
+  uint64_t next_ticket_ = 1;
+  std::map<uint64_t, fabric::LinkId> tickets_;  // jobs queued or running, by ticket
   std::deque<std::pair<fabric::LinkId, Time>> recent_drains_;
   BreakerState breaker_;
   WorkflowMetrics metrics_;

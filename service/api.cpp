@@ -1,5 +1,7 @@
 #include "service/api.h"
 
+#include "service/queue_view.h"
+
 #include <charconv>
 #include <optional>
 
@@ -10,35 +12,6 @@
 namespace medic::service {
 
 using nlohmann::json;
-
-std::string waits_for(const std::string& state) {
-  if (state == "pending_approval") return "approval";
-  if (state == "blocked") return "capacity";
-  if (state == "repair_requested") return "repair";
-  if (state == "escalated") return "a person";
-  if (state == "validating" || state == "repaired") return "validation";
-  return "";
-}
-
-json queue_json(const std::vector<db::CaseRow>& cases) {
-  json a = json::array();
-  for (const auto& r : cases) {
-    const std::string waits = waits_for(r.state);
-    if (waits.empty()) continue;
-    a.push_back({{"id", r.id},
-                 {"class", r.incident_class},
-                 {"severity", r.severity},
-                 {"link", r.link},
-                 {"state", r.state},
-                 {"waits_for", waits},
-                 {"reason", r.reason},
-                 {"approved_by", r.approved_by},
-                 {"loss", r.loss},
-                 {"validation_failures", r.validation_failures},
-                 {"detected_at", r.detected_at ? format_iso8601(*r.detected_at) : ""}});
-  }
-  return a;
-}
 
 namespace {
 
@@ -179,12 +152,12 @@ bool Api::submit(HttpRequest r, HttpRespond reply) {
   return true;
 }
 
-db::Database& Api::db() {
+Api::Stores& Api::db() {
   if (!db_) {
     // A database that could not be reached is not tried again for every request.
     if (std::chrono::steady_clock::now() < connect_after_) throw db::DbError(connect_error_ + " (not retried yet)");
     try {
-      db_ = std::make_unique<db::Database>(db_url_, options_);
+      db_ = std::make_unique<Stores>(db_url_, options_);
     } catch (const db::DbError& e) {
       connect_error_ = e.what();
       connect_after_ = std::chrono::steady_clock::now() + std::chrono::seconds(2);
@@ -219,11 +192,11 @@ std::optional<HttpResponse> Api::handle(const HttpRequest& r) {
     if (p == "/api/queue" || p == "/api/breaker") {
       if (r.method != "GET") return error(405, p + ": GET only");
       if (p == "/api/queue") {
-        auto rows = db().open_cases();
+        auto rows = db().records.open_cases();
         if (!rows.ok()) return refusal(rows.failure());
         return HttpResponse::json(200, json_text(queue_json(*rows), 1) + "\n");
       }
-      auto b = db().breaker();
+      auto b = db().records.breaker();
       if (!b.ok()) return refusal(b.failure());
       return HttpResponse::json(200, json{{"open", b->open},
                                           {"reason", b->reason},
@@ -285,9 +258,9 @@ HttpResponse Api::decide(const HttpRequest& r, int64_t id, const std::string& ve
   if (by.empty()) by = "api";
   const Time now = SystemClock().now();
   Status st = Ok{};
-  if (verb == "approve") st = db().approve_incident(id, by, now);
-  if (verb == "reject") st = db().dismiss_incident(id, by, reason, now);
-  if (verb == "repaired") st = db().mark_repaired(id, by, now);
+  if (verb == "approve") st = db().queue.approve_incident(id, by, now);
+  if (verb == "reject") st = db().queue.dismiss_incident(id, by, reason, now);
+  if (verb == "repaired") st = db().queue.mark_repaired(id, by, now);
   if (!st.ok()) return refusal(st.failure());
   return HttpResponse::json(200, json{{"id", id}, {"action", verb}, {"by", by},
                                       {"message", "incident " + std::to_string(id) + ": " + verb + " by " + by}}
@@ -301,7 +274,7 @@ HttpResponse Api::reset_breaker(const HttpRequest& r) {
   std::string by, reason;
   if (auto bad = read_body(r.body, by, reason)) return error(400, *bad);
   if (by.empty()) by = "api";
-  if (auto st = db().reset_breaker(SystemClock().now(), by); !st.ok()) return refusal(st.failure());
+  if (auto st = db().queue.reset_breaker(SystemClock().now(), by); !st.ok()) return refusal(st.failure());
   return HttpResponse::json(200, json{{"message", "circuit breaker reset by " + by}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 

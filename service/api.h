@@ -26,15 +26,11 @@
 #include <vector>
 
 #include "common/http_server.h"
-#include "db/database.h"
+#include "db/connection.h"
+#include "db/queue_store.h"
+#include "db/remediation_store.h"
 
 namespace medic::service {
-
-// What an incident in the queue waits for ("approval", "capacity", "repair", "a person",
-// "validation"), "" when it is not in the queue.
-std::string waits_for(const std::string& state);
-// The queue as `medic queue --json` and GET /api/queue print it.
-nlohmann::json queue_json(const std::vector<db::CaseRow>& cases);
 
 // Database work runs on the API's own thread, one request at a time, each call under the
 // database's deadline; requests wait in a bounded queue (503 when it is full, or when one
@@ -58,13 +54,21 @@ class Api {
   HttpResponse decide(const HttpRequest& r, int64_t id, const std::string& verb);
   HttpResponse reset_breaker(const HttpRequest& r);
   std::string authorize(const HttpRequest& r) const;  // "" when allowed, else why not
-  db::Database& db();
+  // The API's own connection and the stores it uses, made on first use (and again after
+  // the database was lost).
+  struct Stores {
+    explicit Stores(const std::string& url, const db::DbOptions& options) : conn(url, options) {}
+    db::Connection conn;
+    db::RemediationRecords records{conn};  // the queue and the breaker, read
+    db::QueueStore queue{conn};            // people's decisions
+  };
+  Stores& db();
 
   std::string db_url_;
   std::string token_;
   db::DbOptions options_;
   std::mutex mu_;
-  std::unique_ptr<db::Database> db_;
+  std::unique_ptr<Stores> db_;
   std::chrono::steady_clock::time_point connect_after_{};  // after a failed connect
   std::string connect_error_;
 

@@ -2,25 +2,20 @@
 
 #include <stdexcept>
 
+#include "common/files.h"
 #include "common/strings.h"
 #include "fabric/loader.h"
 
-#ifndef MEDIC_DATA_DIR
-#define MEDIC_DATA_DIR "data"
-#endif
-
 namespace medic::service {
-
-std::string default_data_dir() { return MEDIC_DATA_DIR; }
 
 DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
   auto bad = [](const std::string& what) { throw std::invalid_argument(what); };
   if (s_.topology_path.empty()) bad("--topology is required");
   if (s_.db_url.empty()) bad("no database: pass --db URL or set MEDIC_DB_URL");
-  if (s_.counter_map_path.empty()) s_.counter_map_path = default_data_dir() + "/counter_map.json";
-  if (s_.detectors_path.empty()) s_.detectors_path = default_data_dir() + "/detectors.json";
-  if (s_.capacity_path.empty()) s_.capacity_path = default_data_dir() + "/capacity.json";
-  if (s_.policy_path.empty()) s_.policy_path = default_data_dir() + "/remediation.json";
+  if (s_.counter_map_path.empty()) s_.counter_map_path = data_dir() + "/counter_map.json";
+  if (s_.detectors_path.empty()) s_.detectors_path = data_dir() + "/detectors.json";
+  if (s_.capacity_path.empty()) s_.capacity_path = data_dir() + "/capacity.json";
+  if (s_.policy_path.empty()) s_.policy_path = data_dir() + "/remediation.json";
   if (!(s_.snapshot_retention_days >= 0 && s_.snapshot_retention_days <= 3650)) {
     bad("--snapshot-retention must be within [0, 3650] days");
   }
@@ -43,6 +38,7 @@ DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
   if (!(s_.db_timeout_s >= 0.1 && s_.db_timeout_s <= 600)) bad("--db-timeout must be within [0.1, 600] seconds");
   if (!(s_.db_connect_timeout_s >= 2 && s_.db_connect_timeout_s <= 600)) bad("--db-connect-timeout must be within [2, 600] seconds");
   if (s_.pending_limit < 1 || s_.pending_limit > 10'000'000) bad("--pending-limit must be within [1, 10000000]");
+  if (s_.switch_workers < 1 || s_.switch_workers > 256) bad("--switch-workers must be within [1, 256]");
 }
 
 db::DbOptions DaemonConfig::db() const {

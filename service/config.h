@@ -49,6 +49,8 @@ struct DaemonSettings {
   double db_connect_timeout_s = 5;
   // What medicd keeps of what it found while it cannot record it (database down, lock lost).
   size_t pending_limit = 10000;
+  // Threads calling the switches' drain APIs (one call per switch at a time).
+  int switch_workers = 8;
 };
 
 class DaemonConfig {
@@ -78,8 +80,5 @@ struct LoadedFiles {
 
   static LoadedFiles load(const DaemonSettings& s);
 };
-
-// The data directory of this source tree (for data/counter_map.json).
-std::string default_data_dir();
 
 }  // namespace medic::service

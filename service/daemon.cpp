@@ -13,160 +13,60 @@ namespace medic::service {
 
 using triage::IncidentState;
 
-std::string DaemonMetrics::render_prometheus() const {
-  std::string out;
-  auto add = [&](const char* name, const char* help, uint64_t v) {
-    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
-           std::to_string(v) + "\n";
-  };
-  auto gauge = [&](const char* name, const char* help, const std::string& v) {
-    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + " " + v + "\n";
-  };
-  add("medic_cycles_total", "Poll cycles run.", cycles);
-  add("medic_scrapes_ok_total", "Device scrapes answered.", scrapes_ok);
-  add("medic_scrapes_failed_total", "Device scrapes that failed or timed out.", scrapes_failed);
-  add("medic_scrapes_skipped_total", "Device scrapes skipped while the device is in backoff.", scrapes_skipped);
-  add("medic_payloads_rejected_total", "Answers rejected as malformed.", payloads_rejected);
-  add("medic_samples_total", "Samples parsed (metric lines and OpenConfig leaves).", samples);
-  add("medic_samples_mapped_total", "Counter samples mapped onto canonical counters.", samples_mapped);
-  add("medic_samples_implausible_total", "Counter values no port can produce, left out.", samples_implausible);
-  add("medic_telemetry_outage_polls_total", "Polls in which most devices did not answer (the collector's outage).",
-      telemetry_outage_polls);
-  add("medic_findings_total", "Findings made by detectors.", findings);
-  add("medic_findings_noted_total", "Findings recorded without an incident (informational or under maintenance).",
-      findings_noted);
-  add("medic_incidents_opened_total", "Incidents opened.", incidents_opened);
-  add("medic_incidents_reopened_total", "Closed incidents reopened because their fault came back.", incidents_reopened);
-  add("medic_incidents_resolved_total", "Measurement incidents closed because the measurement works again.",
-      incidents_resolved);
-  add("medic_drains_succeeded_total", "Drains carried out and verified.", drains_succeeded);
-  add("medic_drains_refused_total", "Drains held back by capacity floors, the budget or a rate limit.", drains_refused);
-  add("medic_drains_failed_total", "Drains that failed at the switch or were rolled back.", drains_failed);
-  add("medic_undrains_succeeded_total", "Undrains carried out and verified.", undrains_succeeded);
-  add("medic_undrains_failed_total", "Undrains that failed or were not verified.", undrains_failed);
-  add("medic_queued_for_approval_total", "Drains sent to the repair queue for approval.", queued_for_approval);
-  add("medic_validations_failed_total", "Repaired links that failed their validation soak.", validations_failed);
-  add("medic_actions_reconciled_total", "Unfinished actions reconciled after a restart.", actions_reconciled);
-  add("medic_breaker_trips_total", "Times the circuit breaker opened.", breaker_trips);
-  add("medic_snapshots_total", "Snapshots stored.", snapshots_taken);
-  add("medic_db_errors_total", "Database calls that failed.", db_errors);
-  add("medic_records_dropped_total", "Findings and incident updates dropped from a full buffer while they could not be recorded.",
-      records_dropped);
-  add("medic_probe_rounds_total", "Probe rounds finished.", probe_rounds);
-  add("medic_probes_sent_total", "STAMP probes sent.", probes_sent);
-  add("medic_probes_received_total", "STAMP probes answered in time.", probes_received);
-  add("medic_probe_verdicts_total", "Lossy links named by localization, summed over rounds.", probe_verdicts);
-  add("medic_probe_outage_rounds_total", "Prober rounds left out of localization as measurement outages.",
-      probe_outage_rounds);
-  add("medic_probe_measurement_verdicts_total", "Probers and reflectors localization blamed, summed over rounds.",
-      probe_measurement_verdicts);
-  add("medic_probe_verdicts_left_to_silence_total",
-      "Lossy-link verdicts left to a device that did not answer its telemetry, summed over rounds.",
-      probe_verdicts_left_to_silence);
-  gauge("medic_leader", "1 while this daemon leads (and has reloaded what the database holds).",
-        std::to_string(leading.load()));
-  gauge("medic_role", "0 starting, 1 leader, 2 degraded (polls and detects, records and acts on nothing), 3 standby.",
-        std::to_string(role.load()));
-  gauge("medic_db_up", "1 when the database answered the last check.", std::to_string(db_up.load()));
-  gauge("medic_pending_records", "Findings and incident updates waiting to be recorded.",
-        std::to_string(pending_records.load()));
-  char secs[32];
-  std::snprintf(secs, sizeof secs, "%.6f", last_cycle_seconds.load());
-  gauge("medic_last_cycle_seconds", "How long the last poll cycle took.", secs);
-  return out;
-}
+DaemonMetrics::DaemonMetrics(metrics::Registry& r)
+    : cycles(r.counter("medic_cycles_total", "Poll cycles run.")),
+      scrapes_ok(r.counter("medic_scrapes_ok_total", "Device scrapes answered.")),
+      scrapes_failed(r.counter("medic_scrapes_failed_total", "Device scrapes that failed or timed out.")),
+      scrapes_skipped(r.counter("medic_scrapes_skipped_total", "Device scrapes skipped while the device is in backoff.")),
+      payloads_rejected(r.counter("medic_payloads_rejected_total", "Answers rejected as malformed.")),
+      samples(r.counter("medic_samples_total", "Samples parsed (metric lines and OpenConfig leaves).")),
+      samples_mapped(r.counter("medic_samples_mapped_total", "Counter samples mapped onto canonical counters.")),
+      samples_implausible(r.counter("medic_samples_implausible_total", "Counter values no port can produce, left out.")),
+      telemetry_outage_polls(r.counter("medic_telemetry_outage_polls_total",
+                                       "Polls in which most devices did not answer (the collector's outage).")),
+      findings(r.counter("medic_findings_total", "Findings made by detectors.")),
+      findings_noted(r.counter("medic_findings_noted_total",
+                               "Findings recorded without an incident (informational or under maintenance).")),
+      incidents_opened(r.counter("medic_incidents_opened_total", "Incidents opened.")),
+      incidents_reopened(r.counter("medic_incidents_reopened_total", "Closed incidents reopened because their fault came back.")),
+      incidents_resolved(r.counter("medic_incidents_resolved_total",
+                                   "Measurement incidents closed because the measurement works again.")),
+      snapshots_taken(r.counter("medic_snapshots_total", "Snapshots stored.")),
+      db_errors(r.counter("medic_db_errors_total", "Database calls that failed.")),
+      records_dropped(r.counter("medic_records_dropped_total",
+                                "Findings and incident updates dropped from a full buffer while they could not be recorded.")),
+      probe_rounds(r.counter("medic_probe_rounds_total", "Probe rounds finished.")),
+      probes_sent(r.counter("medic_probes_sent_total", "STAMP probes sent.")),
+      probes_received(r.counter("medic_probes_received_total", "STAMP probes answered in time.")),
+      probe_verdicts(r.counter("medic_probe_verdicts_total", "Lossy links named by localization, summed over rounds.")),
+      probe_outage_rounds(r.counter("medic_probe_outage_rounds_total",
+                                    "Prober rounds left out of localization as measurement outages.")),
+      probe_measurement_verdicts(r.counter("medic_probe_measurement_verdicts_total",
+                                           "Probers and reflectors localization blamed, summed over rounds.")),
+      probe_verdicts_left_to_silence(
+          r.counter("medic_probe_verdicts_left_to_silence_total",
+                    "Lossy-link verdicts left to a device that did not answer its telemetry, summed over rounds.")),
+      leading(r.gauge("medic_leader", "1 while this daemon leads (and has reloaded what the database holds).")),
+      role(r.gauge("medic_role", "0 starting, 1 leader, 2 degraded (polls and detects, records and acts on nothing), 3 standby.")),
+      db_up(r.gauge("medic_db_up", "1 when the database answered the last check.")),
+      pending_records(r.gauge("medic_pending_records", "Findings and incident updates waiting to be recorded.")),
+      last_cycle_seconds(r.gauge("medic_last_cycle_seconds", "How long the last poll cycle took.")),
+      poll_cycle_seconds(r.histogram("medic_poll_cycle_seconds",
+                                     "How long one poll cycle took: scrape, detect, record and the workflow's pass.",
+                                     metrics::seconds_buckets())) {}
 
-// What the workflow reads of the fabric: the pipeline's latest counters and the flap detector.
-class Daemon::Signals final : public remediation::LinkSignals {
- public:
-  Signals(const fabric::Topology& topology, const remediation::CapacityModel& capacity, const Pipeline& pipeline)
-      : topology_(topology), capacity_(capacity), pipeline_(pipeline) {}
-
-  double tx_pps(fabric::LinkId link) const override {
-    const auto& l = topology_.link(link);
-    return std::max(pipeline_.tx_pps(l.a), pipeline_.tx_pps(l.b));
-  }
-  Time measured_from(fabric::LinkId link) const override {
-    const auto& l = topology_.link(link);
-    Time from = Time::max();
-    for (const fabric::PortId p : {l.a, l.b}) {
-      if (pipeline_.tx_pps(p) >= 0) from = std::min(from, pipeline_.tx_from(p));
-    }
-    return from == Time::max() ? Time{} : from;
-  }
-  double peer_pps(fabric::LinkId link) const override {
-    const auto groups = topology_.groups_of(link);
-    if (groups.empty()) return -1;
-    double sum = 0;
-    int n = 0;
-    for (const fabric::LinkId peer : topology_.group(groups.front()).links) {
-      if (peer == link || !capacity_.in_service(peer)) continue;
-      const double pps = tx_pps(peer);
-      if (pps < 0) continue;
-      sum += pps;
-      ++n;
-    }
-    return n == 0 ? -1 : sum / n;
-  }
-  int oper(fabric::LinkId link) const override { return pipeline_.link_oper(link); }
-  double error_events(fabric::LinkId link) const override {
-    const auto& l = topology_.link(link);
-    return pipeline_.error_events(l.a) + pipeline_.error_events(l.b);
-  }
-  bool flap_suppressed(fabric::LinkId link, Time now) const override {
-    return pipeline_.detectors().flap().suppressed(link, now);
-  }
-
- private:
-  const fabric::Topology& topology_;
-  const remediation::CapacityModel& capacity_;
-  const Pipeline& pipeline_;
-};
-
-Daemon::Daemon(const DaemonConfig& config, const LoadedFiles& files, const Clock& clock)
-    : config_(config),
-      clock_(clock),
-      topology_(files.topology),
-      counter_map_(files.counter_map),
-      detector_config_(files.detectors) {
+Daemon::Daemon(const DaemonConfig& config, DaemonParts parts, const Clock& clock)
+    : config_(config), p_(parts), clock_(clock), metrics_(parts.registry) {
   const auto& s = config.settings();
-  // The poll loop's own connection; it reconnects by itself when the database returns.
-  db_ = std::make_unique<db::Database>(s.db_url, config.db());
-  store_ = std::make_unique<db::DbRemediationStore>(*db_, *topology_);
-  capacity_topology_ = std::make_unique<fabric::Topology>(remediation::with_derived_groups(*topology_, files.capacity));
-
-  telemetry::CollectorOptions copt;
-  copt.timeout_s = s.scrape_timeout_s;
-  copt.max_in_flight = static_cast<size_t>(s.scrape_concurrency);
-  collector_ = std::make_unique<telemetry::Collector>(copt);
-  backoff_ = std::make_unique<telemetry::Backoff>(topology_->devices().size(), config.poll_interval(),
-                                                  from_seconds(s.backoff_max_s));
-  pipeline_ = std::make_unique<Pipeline>(*topology_, *counter_map_, detector_config_, config.triage());
-  capacity_ = std::make_unique<remediation::CapacityModel>(*capacity_topology_, files.capacity.budget());
-  remediation::JsonRpcOptions jopt;
-  jopt.bearer_token = s.driver_token;
-  jopt.ca_file = s.driver_ca;
-  drivers_ = std::make_unique<remediation::DriverSet>(*topology_, jopt);
-  if (s.dry_run) {
-    for (fabric::DeviceId d = 0; d < topology_->devices().size(); ++d) {
-      if (topology_->device(d).is_switch()) {
-        drivers_->replace(d, std::make_unique<remediation::DryRunDriver>(topology_->device(d).name));
-      }
-    }
-  }
-  signals_ = std::make_unique<Signals>(*capacity_topology_, *capacity_, *pipeline_);
-  workflow_ = std::make_unique<remediation::Workflow>(*topology_, *capacity_, *drivers_, *store_, *signals_,
-                                                      files.policy, clock_);
-  workflow_->set_snapshot_hook([this](int64_t incident, int64_t action, fabric::LinkId link, const std::string& why) {
+  p_.workflow.set_snapshot_hook([this](int64_t incident, int64_t action, fabric::LinkId link, const std::string& why) {
     take_snapshot(incident, action, link, "action", why);
   });
-
-  for (fabric::DeviceId d = 0; d < topology_->devices().size(); ++d) {
-    const auto& dev = topology_->device(d);
+  for (fabric::DeviceId d = 0; d < p_.topology.devices().size(); ++d) {
+    const auto& dev = p_.topology.device(d);
     if (!dev.telemetry_url.empty()) targets_.push_back({d, dev.telemetry_url});
   }
-  last_scrape_error_.resize(topology_->devices().size());
-  for (const auto& d : topology_->devices()) can_probe_ = can_probe_ || (!d.probe_source.empty() && d.reflector_port != 0);
+  last_scrape_error_.resize(p_.topology.devices().size());
+  for (const auto& d : p_.topology.devices()) can_probe_ = can_probe_ || (!d.probe_source.empty() && d.reflector_port != 0);
   if (s.probe && !can_probe_) spdlog::info("no device has a probe source and a reflector port: active probing off");
 }
 
@@ -179,31 +79,31 @@ bool Daemon::take_lead(int64_t epoch) {
   const Time now = clock_.now();
   // Not leading until every piece is reloaded: a half-reset workflow must not tick.
   epoch_ = 0;
-  metrics_.leading = 0;
+  metrics_.leading.set(0);
   auto failed = [&](const std::string& what) {
     ++metrics_.db_errors;
     spdlog::error("medicd {}: could not take the lead (epoch {}): {}; tries again next cycle", s.name, epoch, what);
     return false;
   };
-  store_->set_fence(s.name, epoch);
-  if (auto st = db_->sync_inventory(*topology_); !st.ok()) return failed(st.error());
+  p_.remediation_store.set_fence(s.name, epoch);
+  if (auto st = p_.inventory.sync_inventory(p_.topology); !st.ok()) return failed(st.error());
   // Drain state survives restarts and takeovers: the database is the record.
-  auto drains = db_->drain_states();
+  auto drains = p_.inventory.drain_states();
   if (!drains.ok()) return failed(drains.error());
   db::IncidentFilter open_filter;
   open_filter.open_only = true;
   open_filter.limit = 1000000;
-  auto open = db_->incidents(open_filter);
+  auto open = p_.incidents.incidents(open_filter);
   if (!open.ok()) return failed(open.error());
-  auto closed = db_->closed_since(now - config_.triage().reopen_window);
+  auto closed = p_.incidents.closed_since(now - config_.triage().reopen_window);
   if (!closed.ok()) return failed(closed.error());
 
-  capacity_->clear_drains();
+  p_.capacity.clear_drains();
   for (const auto& row : *drains) {
-    const auto link = topology_->find_link(row.link);
+    const auto link = p_.topology.find_link(row.link);
     // draining/undraining: an unfinished action; the workflow reconciles it with the switch
     // and counts the link as drained until then.
-    if (link && row.drain_state == "drained") capacity_->set_drained(*link, true);
+    if (link && row.drain_state == "drained") p_.capacity.set_drained(*link, true);
   }
   std::vector<triage::OpenIncident> known;
   for (const auto& row : *open) {
@@ -215,8 +115,8 @@ bool Daemon::take_lead(int64_t epoch) {
     o.id = row.id;
     o.cls = *cls;
     o.severity = *sev;
-    if (const auto l = topology_->find_link(row.link)) o.link = *l;
-    if (const auto d = topology_->find_device(row.device)) o.device = *d;
+    if (const auto l = p_.topology.find_link(row.link)) o.link = *l;
+    if (const auto d = p_.topology.find_device(row.device)) o.device = *d;
     known.push_back(o);
   }
   std::vector<triage::ClosedIncident> recent;
@@ -226,30 +126,28 @@ bool Daemon::take_lead(int64_t epoch) {
     triage::ClosedIncident c;
     c.id = row.id;
     c.cls = *cls;
-    if (const auto l = topology_->find_link(row.link)) c.link = *l;
-    if (const auto d = topology_->find_device(row.device)) c.device = *d;
+    if (const auto l = p_.topology.find_link(row.link)) c.link = *l;
+    if (const auto d = p_.topology.find_device(row.device)) c.device = *d;
     c.closed_at = row.closed_at ? *row.closed_at : row.dismissed_at.value_or(now);
     recent.push_back(c);
   }
-  auto& triage = pipeline_->triage();
-  triage.reset();
-  triage.load_open(known);
-  triage.load_closed(recent);
-  if (auto st = workflow_->restart(); !st.ok()) return failed("remediation: " + st.error());
+  p_.pipeline.reload(known, recent);
+  recorded_ = {};
+  if (auto st = p_.workflow.restart(); !st.ok()) return failed("remediation: " + st.error());
   maintenance_loaded_ = {};
   refresh_maintenance(now);
   epoch_ = epoch;
-  metrics_.leading = 1;
+  metrics_.leading.set(1);
   if (!ready_logged_) {
     ready_logged_ = true;
     spdlog::info("medicd ready: {} devices polled, {} links, {} capacity groups, {} drained, {} open incidents, "
                  "{} remediation cases",
-                 targets_.size(), topology_->links().size(), capacity_topology_->groups().size(), drains->size(),
-                 known.size(), workflow_->open_cases());
+                 targets_.size(), p_.topology.links().size(), p_.capacity_topology.groups().size(), drains->size(),
+                 known.size(), p_.workflow.open_cases());
   } else {
     spdlog::info("medicd {}: leads again (epoch {}): {} drained, {} open incidents, {} remediation cases; {} records "
                  "kept meanwhile to write",
-                 s.name, epoch, drains->size(), known.size(), workflow_->open_cases(), pending());
+                 s.name, epoch, drains->size(), known.size(), p_.workflow.open_cases(), pending());
   }
   return true;
 }
@@ -261,22 +159,23 @@ void Daemon::stand_by() {
                                : "");
   }
   epoch_ = 0;
-  metrics_.leading = 0;
+  metrics_.leading.set(0);
   pending_updates_.clear();
   pending_noted_.clear();
   pending_oper_.clear();
-  metrics_.pending_records = 0;
+  recorded_ = {};
+  metrics_.pending_records.set(0);
   if (prober_) {
     prober_->stop();
     prober_.reset();
   }
 }
 
-bool Daemon::can_record() const { return epoch_ != 0 && db_up_ && db_->available(); }
+bool Daemon::can_record() const { return epoch_ != 0 && db_up_ && p_.db.available(); }
 
 void Daemon::refresh_maintenance(Time now) {
   if (!can_record()) return;  // keep the windows already known
-  auto rows = db_->maintenance(now);
+  auto rows = p_.maintenance.maintenance(now);
   if (!rows.ok()) {
     ++metrics_.db_errors;
     spdlog::error("{}", rows.error());
@@ -290,11 +189,11 @@ void Daemon::refresh_maintenance(Time now) {
     m.ends_at = r.ends_at;
     m.reason = r.reason;
     if (!r.link.empty()) {
-      const auto l = topology_->find_link(r.link);
+      const auto l = p_.topology.find_link(r.link);
       if (!l) continue;
       m.link = *l;
     } else {
-      const auto d = topology_->find_device(r.device);
+      const auto d = p_.topology.find_device(r.device);
       if (!d) continue;
       m.device = *d;
     }
@@ -305,14 +204,16 @@ void Daemon::refresh_maintenance(Time now) {
 
 void Daemon::cycle(const LeadershipState& leadership) {
   const auto cycle_start = std::chrono::steady_clock::now();
-  metrics_.role = static_cast<int64_t>(leadership.role);
-  metrics_.db_up = leadership.db_up ? 1 : 0;
+  metrics_.role.set(static_cast<double>(leadership.role));
+  metrics_.db_up.set(leadership.db_up ? 1 : 0);
   db_up_ = leadership.db_up;
   auto finish_cycle = [&] {
     const auto end = std::chrono::steady_clock::now();
-    metrics_.last_cycle_seconds = std::chrono::duration<double>(end - cycle_start).count();
-    metrics_.last_cycle_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end.time_since_epoch()).count();
-    metrics_.pending_records = static_cast<int64_t>(pending());
+    const double took = std::chrono::duration<double>(end - cycle_start).count();
+    metrics_.last_cycle_seconds.set(took);
+    metrics_.poll_cycle_seconds.observe(took);
+    last_cycle_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(end.time_since_epoch()).count();
+    metrics_.pending_records.set(static_cast<double>(pending()));
   };
   if (leadership.role == Role::standby) {
     stand_by();
@@ -324,13 +225,13 @@ void Daemon::cycle(const LeadershipState& leadership) {
     spdlog::warn("medicd {}: not leading ({}); polls and detects, keeps what it finds, acts on nothing",
                  config_.settings().name, to_string(leadership.role));
     epoch_ = 0;
-    metrics_.leading = 0;
+    metrics_.leading.set(0);
   }
   if (!prober_ && can_probe_ && config_.settings().probe) {
     probes::SchedulerConfig pc = config_.prober();
-    pc.outage_share = detector_config_.probe.outage_share;
-    pc.outage_min_sessions = detector_config_.probe.outage_min_sessions;
-    prober_ = std::make_unique<probes::ProbeScheduler>(*topology_, pc, clock_);
+    pc.outage_share = p_.detectors.probe.outage_share;
+    pc.outage_min_sessions = p_.detectors.probe.outage_min_sessions;
+    prober_ = std::make_unique<probes::ProbeScheduler>(p_.topology, pc, clock_);
     if (auto st = prober_->start(); !st.ok()) {
       // Counters still watch the fabric: active probing is off until medicd restarts.
       spdlog::error("prober: {}; active probing is off", st.error());
@@ -344,14 +245,14 @@ void Daemon::cycle(const LeadershipState& leadership) {
   if (started - maintenance_loaded_ >= std::chrono::seconds(10)) refresh_maintenance(started);
 
   std::vector<telemetry::ScrapeTarget> due;
-  std::vector<DeviceAnswer> answers;
+  std::vector<pipeline::DeviceAnswer> answers;
   due.reserve(targets_.size());
   for (const auto& t : targets_) {
-    if (backoff_->due(t.device, started)) {
+    if (p_.backoff.due(t.device, started)) {
       due.push_back(t);
     } else {
       ++metrics_.scrapes_skipped;
-      DeviceAnswer a;
+      pipeline::DeviceAnswer a;
       a.device = t.device;
       a.time = started;
       a.asked = false;
@@ -359,20 +260,20 @@ void Daemon::cycle(const LeadershipState& leadership) {
       answers.push_back(std::move(a));
     }
   }
-  const auto results = collector_->scrape(due, clock_);
+  const auto results = p_.collector.scrape(due, clock_);
   // Most devices failing at once is the collector's outage, not theirs: nobody backs off
   // for it, so that everyone is asked again the moment it ends.
   const size_t failed = static_cast<size_t>(std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.ok; }));
-  const bool outage = detectors::telemetry_outage(results.size(), failed, detector_config_.stale);
+  const bool outage = detectors::telemetry_outage(results.size(), failed, p_.detectors.stale);
   if (outage && !in_outage_) spdlog::warn("telemetry outage: {} of {} devices did not answer this poll", failed, results.size());
   if (!outage && in_outage_) spdlog::info("telemetry outage over: devices answer again");
   if (outage) ++metrics_.telemetry_outage_polls;
   in_outage_ = outage;
   for (const auto& r : results) {
     std::string& last_err = last_scrape_error_[r.device];
-    const std::string& name = topology_->device(r.device).name;
-    if (!outage || r.ok) backoff_->record(r.device, r.ok, r.time);
-    DeviceAnswer a;
+    const std::string& name = p_.topology.device(r.device).name;
+    if (!outage || r.ok) p_.backoff.record(r.device, r.ok, r.time);
+    pipeline::DeviceAnswer a;
     a.device = r.device;
     a.time = r.time;
     a.answered = r.ok;
@@ -407,26 +308,33 @@ void Daemon::cycle(const LeadershipState& leadership) {
   // What was kept while it could not be recorded goes first, in order, and before this
   // poll's triage: its incidents must be known when this poll's findings are sorted.
   if (can_record()) flush(now);
-  PollOutcome out = pipeline_->poll(answers, now, maintenance_, rounds);
+  pipeline::PollOutcome out = p_.pipeline.poll(answers, now, maintenance_, rounds, recorded_);
+  recorded_ = {};
   metrics_.samples += out.stats.samples;
   metrics_.samples_mapped += out.stats.mapped;
   metrics_.samples_implausible += out.implausible;
   metrics_.payloads_rejected += out.rejected.size();
-  metrics_.probe_verdicts_left_to_silence = pipeline_->probe_verdicts_left_to_silence();
+  {
+    // The detector's running total: the counter follows it.
+    const uint64_t total = p_.pipeline.probe_verdicts_left_to_silence();
+    if (total > metrics_.probe_verdicts_left_to_silence.value()) {
+      metrics_.probe_verdicts_left_to_silence += static_cast<double>(total - metrics_.probe_verdicts_left_to_silence.value());
+    }
+  }
   for (const auto& [dev, err] : out.rejected) {
     std::string& last_err = last_scrape_error_[dev];
     const std::string msg = "malformed answer: " + err;
-    if (last_err != msg) spdlog::warn("scrape {}: {}", topology_->device(dev).name, msg);
+    if (last_err != msg) spdlog::warn("scrape {}: {}", p_.topology.device(dev).name, msg);
     last_err = msg;
   }
   for (const auto& r : results) {
     if (r.ok && !last_scrape_error_[r.device].empty() &&
         last_scrape_error_[r.device].rfind("malformed", 0) != 0) {
-      spdlog::info("scrape {} answering again", topology_->device(r.device).name);
+      spdlog::info("scrape {} answering again", p_.topology.device(r.device).name);
       last_scrape_error_[r.device].clear();
     }
   }
-  for (const auto& c : out.link_changes) capacity_->set_oper_up(c.link, c.up);
+  for (const auto& c : out.link_changes) p_.capacity.set_oper_up(c.link, c.up);
   metrics_.findings += out.findings.size();
 
   record_oper(out.link_changes, now);
@@ -434,17 +342,17 @@ void Daemon::cycle(const LeadershipState& leadership) {
     metrics_.findings_noted += out.triage.noted.size();
     record_noted(std::move(out.triage.noted));
   }
+  std::vector<int64_t> no_batch;
   for (auto& u : out.triage.updates) {
-    if (!record(u, now)) keep(std::move(u));
+    if (!record(u, now, no_batch)) keep(std::move(u));
   }
   if (can_record()) {
-    for (const int64_t closed : workflow_->tick()) pipeline_->triage().close(closed, clock_.now());
-    sync_metrics();
+    for (const int64_t closed : p_.workflow.tick()) recorded_.closed.emplace_back(closed, clock_.now());
     const double keep_days = config_.settings().snapshot_retention_days;
     if (keep_days > 0 && now - snapshots_pruned_ >= std::chrono::hours(1)) {
       snapshots_pruned_ = now;
       const auto cutoff = now - std::chrono::duration_cast<Duration>(std::chrono::duration<double>(keep_days * 86400));
-      if (auto n = db_->prune_snapshots(cutoff); n.ok()) {
+      if (auto n = p_.snapshots.prune_snapshots(cutoff); n.ok()) {
         if (*n > 0) spdlog::info("pruned {} snapshots older than {} days", *n, keep_days);
       } else {
         ++metrics_.db_errors;
@@ -465,7 +373,7 @@ void Daemon::keep(triage::IncidentUpdate u) {
 
 void Daemon::record_noted(std::vector<triage::NotedFinding> noted) {
   if (can_record() && pending_noted_.empty()) {
-    if (auto st = db_->record_noted(noted, *topology_); st.ok()) return;
+    if (auto st = p_.incidents.record_noted(noted, p_.topology); st.ok()) return;
     else {
       ++metrics_.db_errors;
       spdlog::error("{}", st.error());
@@ -478,16 +386,16 @@ void Daemon::record_noted(std::vector<triage::NotedFinding> noted) {
   }
 }
 
-void Daemon::record_oper(const std::vector<LinkStateChange>& changes, Time now) {
+void Daemon::record_oper(const std::vector<pipeline::LinkStateChange>& changes, Time now) {
   for (const auto& c : changes) pending_oper_[c.link] = {c.up, now};
   if (pending_oper_.empty() || !can_record()) return;
   std::vector<std::pair<std::string, bool>> opers;
   Time at = now;
   for (const auto& [link, state] : pending_oper_) {
-    opers.emplace_back(topology_->link(link).name, state.first);
+    opers.emplace_back(p_.topology.link(link).name, state.first);
     at = std::min(at, state.second);
   }
-  if (auto st = db_->set_link_oper(opers, now); st.ok()) {
+  if (auto st = p_.inventory.set_link_oper(opers, now); st.ok()) {
     pending_oper_.clear();
   } else {
     ++metrics_.db_errors;
@@ -502,109 +410,112 @@ void Daemon::flush(Time now) {
     record_noted(std::move(noted));
   }
   if (pending_updates_.empty()) return;
-  const size_t before = pending_updates_.size();
-  while (!pending_updates_.empty() && can_record()) {
-    triage::IncidentUpdate u = std::move(pending_updates_.front());
-    pending_updates_.pop_front();
-    // Made while it could not be recorded: which incident it belongs to is decided now.
-    pipeline_->triage().resolve_identity(u, now);
-    if (!record(u, now)) {
-      pending_updates_.push_front(std::move(u));
-      break;
-    }
+  // Made while they could not be recorded: which incident each belongs to is decided now,
+  // by triage, from what it knows (with what recording gave back since the last poll).
+  std::vector<triage::IncidentUpdate> kept(std::make_move_iterator(pending_updates_.begin()),
+                                           std::make_move_iterator(pending_updates_.end()));
+  pending_updates_.clear();
+  kept = p_.pipeline.resolve_kept(std::move(kept), now, recorded_);
+  recorded_ = {};
+  std::vector<int64_t> ids(kept.size(), 0);
+  size_t done = 0;
+  while (done < kept.size() && record(kept[done], now, ids)) {
+    ids[done] = kept[done].incident_id;
+    ++done;
   }
-  if (pending_updates_.size() < before) {
-    spdlog::info("recorded {} incident updates found while they could not be recorded{}", before - pending_updates_.size(),
+  // What could not be recorded waits again, in order; its identity is decided again then.
+  for (size_t i = done; i < kept.size(); ++i) {
+    triage::IncidentUpdate& u = kept[i];
+    if (u.follows >= 0 && static_cast<size_t>(u.follows) < done) u.incident_id = ids[static_cast<size_t>(u.follows)];
+    u.follows = -1;
+    pending_updates_.push_back(std::move(u));
+  }
+  if (done > 0) {
+    spdlog::info("recorded {} incident updates found while they could not be recorded{}", done,
                  pending_updates_.empty() ? "" : "; " + std::to_string(pending_updates_.size()) + " still wait");
   }
 }
 
-void Daemon::sync_metrics() {
-  const auto& w = workflow_->metrics();
-  metrics_.drains_succeeded = w.drains_verified;
-  metrics_.drains_refused = w.refusals;
-  metrics_.drains_failed = w.drains_failed + w.drains_rolled_back;
-  metrics_.undrains_succeeded = w.undrains_verified;
-  metrics_.undrains_failed = w.undrains_failed;
-  metrics_.queued_for_approval = w.queued_for_approval;
-  metrics_.validations_failed = w.validations_failed;
-  metrics_.actions_reconciled = w.reconciled;
-  metrics_.breaker_trips = w.breaker_trips;
-}
-
 void Daemon::take_snapshot(int64_t incident, int64_t action, fabric::LinkId link, const std::string& scope,
                            const std::string& why) {
-  db::IncidentFilter f;
-  f.open_only = true;
-  f.limit = 100000;
-  auto open = db_->incidents(f);
-  if (!open.ok()) {
-    ++metrics_.db_errors;
-    spdlog::error("snapshot: {}", open.error());
-    return;
+  snapshot::FabricState state{p_.capacity_topology, p_.capacity,
+                              [this](fabric::PortId p) -> const telemetry::PortSample& { return p_.pipeline.latest(p); },
+                              [this](fabric::PortId p) { return p_.pipeline.port_oper(p); }, {}, clock_.now()};
+  // The open incidents as triage and the workflow know them (no query): a link incident's
+  // state is the workflow's, any other is triaged.
+  for (const triage::OpenIncident& o : p_.pipeline.triage().open_incidents()) {
+    snapshot::IncidentReading r;
+    r.id = o.id;
+    r.incident_class = std::string(triage::to_string(o.cls));
+    const auto st = p_.workflow.state_of(o.id);
+    r.state = std::string(triage::to_string(st ? *st : triage::IncidentState::triaged));
+    r.severity = std::string(detectors::to_string(o.severity));
+    if (o.link != fabric::kNone) r.link = p_.topology.link(o.link).name;
+    if (o.device != fabric::kNone) r.device = p_.topology.device(o.device).name;
+    state.open_incidents.push_back(std::move(r));
   }
-  snapshot::FabricState state{*capacity_topology_, *capacity_,
-                              [this](fabric::PortId p) -> const telemetry::PortSample& { return pipeline_->latest(p); },
-                              [this](fabric::PortId p) { return pipeline_->port_oper(p); }, {}, clock_.now()};
-  for (const auto& row : *open) state.open_incidents.push_back(db::incident_reading(row));
   snapshot::Snapshot snap = snapshot::capture_link(state, link, scope, why);
   snap.incident_id = incident;
   snap.action_id = action;
-  if (auto id = db_->write_snapshot(snap); id.ok()) {
+  if (auto id = p_.snapshots.write_snapshot(snap); id.ok()) {
     ++metrics_.snapshots_taken;
   } else {
     ++metrics_.db_errors;
-    spdlog::error("snapshot of {} ({}): {}", topology_->link(link).name, why, id.error());
+    spdlog::error("snapshot of {} ({}): {}", p_.topology.link(link).name, why, id.error());
   }
 }
 
-bool Daemon::record(triage::IncidentUpdate& u, Time now) {
+bool Daemon::record(triage::IncidentUpdate& u, Time now, std::vector<int64_t>& ids) {
   if (!can_record()) return false;
-  const std::string scope = u.link != fabric::kNone      ? topology_->link(u.link).name
-                            : u.device != fabric::kNone   ? topology_->device(u.device).name
+  // Its incident is the one an earlier update of the batch opened.
+  if (u.follows >= 0 && static_cast<size_t>(u.follows) < ids.size()) u.incident_id = ids[static_cast<size_t>(u.follows)];
+  const std::string scope = u.link != fabric::kNone      ? p_.topology.link(u.link).name
+                            : u.device != fabric::kNone   ? p_.topology.device(u.device).name
                             : u.cls == triage::IncidentClass::prober_fault ? std::string("the prober")
                                                                             : std::string("the telemetry collector");
   // A failure of the database itself keeps the update for later; any other refusal is
   // logged and the update dropped (recording it again would fail the same way).
   auto kept = [&](const std::string& what, const std::string& error) {
     ++metrics_.db_errors;
-    spdlog::error("{}: {}{}", what, error, db_->available() ? "" : "; kept to record when the database answers");
-    return db_->available();
+    spdlog::error("{}: {}{}", what, error, p_.db.available() ? "" : "; kept to record when the database answers");
+    return p_.db.available();
   };
+  if (u.resolved) {
+    // A measurement incident whose measurement works again: nobody repairs it, it closes.
+    if (u.incident_id == 0) return true;  // nothing of that scope open: nothing to close
+    if (auto st = p_.incidents.resolve_incident(u, p_.topology, now); !st.ok()) {
+      return kept("could not close incident " + std::to_string(u.incident_id), st.error());
+    }
+    recorded_.closed.emplace_back(u.incident_id, now);
+    ++metrics_.incidents_resolved;
+    spdlog::info("incident {} closed: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope, u.summary);
+    return true;
+  }
   if (u.is_new()) {
-    auto id = db_->open_incident(u, *topology_, now);
+    auto id = p_.incidents.open_incident(u, p_.topology, now);
     if (!id.ok()) return kept("could not open incident for " + scope, id.error());
+    u.incident_id = *id;
     ++metrics_.incidents_opened;
-    pipeline_->triage().bind(u, *id);
+    recorded_.add_opened(u, *id);
     spdlog::info("incident {} opened: {} ({}) on {}: {}{}", *id, triage::to_string(u.cls),
                  detectors::to_string(u.severity), scope, u.summary, u.suspect.empty() ? "" : "; suspect: " + u.suspect);
     if (u.link != fabric::kNone) take_snapshot(*id, 0, u.link, "incident", "incident opened");
     to_workflow(*id, u, now);
     return true;
   }
-  if (u.resolved) {
-    // A measurement incident whose measurement works again: nobody repairs it, it closes.
-    if (u.incident_id == 0) pipeline_->triage().resolve_identity(u, now);
-    if (u.incident_id == 0) return true;  // nothing of that scope open: nothing to close
-    if (auto st = db_->resolve_incident(u, *topology_, now); !st.ok()) {
-      return kept("could not close incident " + std::to_string(u.incident_id), st.error());
-    }
-    pipeline_->triage().close(u.incident_id, now);
-    ++metrics_.incidents_resolved;
-    spdlog::info("incident {} closed: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope, u.summary);
-    return true;
-  }
   if (u.reopened) {
-    if (auto st = db_->reopen_incident(u, *topology_, now); !st.ok()) {
+    if (auto st = p_.incidents.reopen_incident(u, p_.topology, now); !st.ok()) {
       return kept("could not reopen incident " + std::to_string(u.incident_id), st.error());
     }
     ++metrics_.incidents_reopened;
-    pipeline_->triage().bind(u, u.incident_id);
+    recorded_.add_opened(u, u.incident_id);
     spdlog::info("incident {} reopened: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope, u.summary);
     to_workflow(u.incident_id, u, now);
     return true;
   }
-  if (auto st = db_->add_findings(u, *topology_); !st.ok()) return kept("incident " + std::to_string(u.incident_id), st.error());
+  if (auto st = p_.incidents.add_findings(u, p_.topology); !st.ok()) {
+    return kept("incident " + std::to_string(u.incident_id), st.error());
+  }
   if (u.escalated()) spdlog::info("incident {} now {}: {}", u.incident_id, detectors::to_string(u.severity), u.summary);
   to_workflow(u.incident_id, u, now);
   return true;
@@ -612,9 +523,9 @@ bool Daemon::record(triage::IncidentUpdate& u, Time now) {
 
 void Daemon::to_workflow(int64_t id, const triage::IncidentUpdate& u, Time now) {
   const double loss = remediation::loss_estimate(u);
-  workflow_->on_update(id, u.link, u.cls, u.severity, loss, now);
+  p_.workflow.on_update(id, u.link, u.cls, u.severity, loss, now, u.started_at);
   if (u.link != fabric::kNone && remediation::drainable(u.cls) && loss > 0) {
-    if (auto st = db_->set_loss(id, loss); !st.ok()) {
+    if (auto st = p_.records.set_loss(id, loss); !st.ok()) {
       ++metrics_.db_errors;
       spdlog::error("{}", st.error());
     }

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/leader.h"
 
 namespace medic::service {
@@ -24,7 +24,10 @@ Leadership::~Leadership() { stop(); }
 
 LeadershipState Leadership::check_now() {
   if (!lock_) lock_ = std::make_unique<db::LeaderLock>(url_, options_);
-  if (!db_) db_ = std::make_unique<db::Database>(url_, options_);
+  if (!conn_) {
+    conn_ = std::make_unique<db::Connection>(url_, options_);
+    leader_ = std::make_unique<db::LeaderStore>(*conn_);
+  }
   check();
   return state();
 }
@@ -83,9 +86,9 @@ void Leadership::check() {
       spdlog::error("medicd {}: lost the leader lock (database connection gone or hung); keeps polling and detecting, "
                     "records and acts on nothing until it leads again",
                     name_);
-    } else if (auto hb = db_->leader_heartbeat(name_, s.epoch, now); hb.ok()) {
+    } else if (auto hb = leader_->leader_heartbeat(name_, s.epoch, now); hb.ok()) {
       answered();
-    } else if (db_->available()) {
+    } else if (conn_->available()) {
       // The server answered: the leader row is someone else's (never while we hold the
       // lock, unless the row was edited by hand). Stop acting until it is sorted out.
       answered();
@@ -106,7 +109,7 @@ void Leadership::check() {
       unanswered(got.error());
       if (s.role == Role::starting) s.role = Role::degraded;
     } else if (*got) {
-      auto e = db_->claim_leadership(name_, now);
+      auto e = leader_->claim_leadership(name_, now);
       if (e.ok()) {
         answered();
         const bool again = s.epoch != 0;
@@ -119,7 +122,7 @@ void Leadership::check() {
         s.role = Role::degraded;
       }
     } else {
-      auto row = db_->leader();
+      auto row = leader_->leader();
       if (!row.ok()) {
         unanswered(row.error());
         if (s.role == Role::starting) s.role = Role::degraded;

@@ -23,8 +23,9 @@
 #include "db/deadline.h"
 
 namespace medic::db {
-class Database;
+class Connection;
 class LeaderLock;
+class LeaderStore;
 }  // namespace medic::db
 
 namespace medic::service {
@@ -65,7 +66,8 @@ class Leadership {
   db::DbOptions options_;
   const Clock& clock_;
   std::unique_ptr<db::LeaderLock> lock_;
-  std::unique_ptr<db::Database> db_;
+  std::unique_ptr<db::Connection> conn_;
+  std::unique_ptr<db::LeaderStore> leader_;
   LeadershipState mine_;  // the checker's own copy
 
   mutable std::mutex mu_;

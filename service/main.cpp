@@ -16,7 +16,7 @@
 #include "common/http_client.h"
 #include "common/http_server.h"
 #include "common/strings.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "detectors/config.h"
 #include "fabric/loader.h"
 #include "remediation/capacity_config.h"
@@ -24,6 +24,19 @@
 #include "service/api.h"
 #include "service/config.h"
 #include "service/daemon.h"
+#include "telemetry/backoff.h"
+#include "telemetry/collector.h"
+#include "common/metrics.h"
+#include "service/signals.h"
+#include "remediation/workflow.h"
+#include "remediation/capacity.h"
+#include "remediation/actions.h"
+#include "pipeline/pipeline.h"
+#include "db/snapshot_store.h"
+#include "db/remediation_store.h"
+#include "db/maintenance_store.h"
+#include "db/inventory_store.h"
+#include "db/incident_store.h"
 #include "service/health.h"
 #include "service/leadership.h"
 #include "telemetry/mapping.h"
@@ -88,6 +101,8 @@ int main(int argc, char** argv) {
                "the fabric's ECMP hash is not fabric-medic's model: a path probe could have taken any path");
   app.add_option("--db-timeout", s.db_timeout_s, "seconds one database call may take before it is given up");
   app.add_option("--db-connect-timeout", s.db_connect_timeout_s, "seconds a database connection may take (at least 2)");
+  app.add_option("--switch-workers", s.switch_workers,
+                 "threads that call the switches' drain APIs (switches are called in parallel, one call a switch at a time)");
   app.add_option("--pending-limit", s.pending_limit,
                  "findings and incident updates kept while they cannot be recorded (oldest dropped first)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
@@ -116,10 +131,9 @@ int main(int argc, char** argv) {
       return s.run_for_s > 0 && std::chrono::steady_clock::now() - started >= std::chrono::duration<double>(s.run_for_s);
     };
 
-    {
-      db::Database db(settings.db_url, config.db());
-      for (const auto& name : db.migrate()) spdlog::info("applied migration {}", name);
-    }
+    // The poll loop's own database connection (it reconnects by itself), migrated once.
+    db::Connection db(settings.db_url, config.db());
+    for (const auto& name : db.migrate()) spdlog::info("applied migration {}", name);
     // Leadership: only the holder of the advisory lock acts; the others stand by.
     service::Leadership leadership(settings.db_url, settings.name, config.db(), clock);
     const service::LeadershipState first = leadership.check_now();
@@ -128,7 +142,44 @@ int main(int argc, char** argv) {
       return 3;
     }
     leadership.start(std::chrono::seconds(1));
-    service::Daemon daemon(config, files, clock);
+    // Every module, built once and handed what it needs.
+    metrics::Registry registry;
+    const fabric::Topology& topology = *files.topology;
+    const fabric::Topology capacity_topology = remediation::with_derived_groups(topology, files.capacity);
+    db::InventoryStore inventory(db);
+    db::IncidentStore incidents(db);
+    db::MaintenanceStore maintenance(db);
+    db::SnapshotStore snapshots(db);
+    db::RemediationRecords records(db);
+    db::DbRemediationStore remediation_store(records, incidents, topology);
+    telemetry::CollectorOptions copt;
+    copt.timeout_s = settings.scrape_timeout_s;
+    copt.max_in_flight = static_cast<size_t>(settings.scrape_concurrency);
+    telemetry::Collector collector(copt);
+    telemetry::Backoff backoff(topology.devices().size(), config.poll_interval(), from_seconds(settings.backoff_max_s));
+    pipeline::Pipeline pipeline(topology, *files.counter_map, files.detectors, config.triage());
+    remediation::CapacityModel capacity(capacity_topology, files.capacity.budget());
+    remediation::JsonRpcOptions jopt;
+    jopt.bearer_token = settings.driver_token;
+    jopt.ca_file = settings.driver_ca;
+    remediation::DriverSet drivers(topology, jopt);
+    if (settings.dry_run) {
+      for (fabric::DeviceId d = 0; d < topology.devices().size(); ++d) {
+        if (topology.device(d).is_switch()) {
+          drivers.replace(d, std::make_unique<remediation::DryRunDriver>(topology.device(d).name));
+        }
+      }
+    }
+    // Switch calls run off the poll loop: a slow switch holds only its own actions.
+    remediation::ThreadedSwitchRunner switches(topology, drivers, settings.switch_workers);
+    service::PipelineSignals link_signals(capacity_topology, capacity, pipeline);
+    remediation::Workflow workflow(topology, capacity, switches, remediation_store, link_signals, files.policy, clock,
+                                   registry);
+    service::Daemon daemon(config,
+                           service::DaemonParts{topology, capacity_topology, files.detectors, db, inventory, incidents,
+                                                maintenance, snapshots, records, remediation_store, collector, backoff,
+                                                pipeline, capacity, workflow, registry},
+                           clock);
 
     // The HTTP endpoint has its own threads; the API's database work runs on the API's own
     // thread, so a slow poll or a hung database never delays /healthz or /metrics.
@@ -164,14 +215,14 @@ int main(int argc, char** argv) {
               if (r.path == "/healthz") {
                 service::HealthFacts f;
                 f.leadership = leadership.state();
-                const int64_t last = daemon.metrics().last_cycle_ns.load();
+                const int64_t last = daemon.last_cycle_ns();
                 f.since_last_cycle_s =
                     last == 0 ? -1
                               : std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch() -
                                                               std::chrono::nanoseconds(last))
                                     .count();
                 f.stale_after_s = stale_after_s;
-                f.pending_records = static_cast<size_t>(std::max<int64_t>(0, daemon.metrics().pending_records.load()));
+                f.pending_records = static_cast<size_t>(std::max(0.0, daemon.metrics().pending_records.value()));
                 f.now = clock.now();
                 const service::Health h = service::judge_health(f);
                 reply(HttpResponse::text(h.status, h.text));
@@ -179,7 +230,7 @@ int main(int argc, char** argv) {
               }
               HttpResponse res;
               res.content_type = "text/plain; version=0.0.4";
-              res.body = daemon.metrics().render_prometheus();
+              res.body = registry.render();
               reply(std::move(res));
               return;
             }
@@ -236,9 +287,9 @@ int main(int argc, char** argv) {
     http_stopper.stop();
     leadership.stop();
     const auto& m = daemon.metrics();
-    spdlog::info("medicd: {} cycles, {} incidents opened, {} drained, {} refused, {} failed", m.cycles.load(),
-                 m.incidents_opened.load(), m.drains_succeeded.load(), m.drains_refused.load(),
-                 m.drains_failed.load());
+    const auto& w = workflow.metrics();
+    spdlog::info("medicd: {} cycles, {} incidents opened, {} drained, {} refused, {} failed", m.cycles.value(),
+                 m.incidents_opened.value(), w.drains_verified.value(), w.refusals.value(), w.drains_failed.value());
     return 0;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "medicd: %s\n", e.what());

@@ -97,6 +97,14 @@ void Triage::load_closed(std::span<const ClosedIncident> closed) {
   }
 }
 
+std::vector<OpenIncident> Triage::open_incidents() const {
+  std::vector<OpenIncident> out;
+  out.reserve(open_.size());
+  for (const auto& [id, o] : open_) out.push_back(o);
+  std::sort(out.begin(), out.end(), [](const OpenIncident& a, const OpenIncident& b) { return a.id < b.id; });
+  return out;
+}
+
 std::optional<int64_t> Triage::open_for_link(fabric::LinkId link) const {
   const auto it = by_link_.find(link);
   if (it == by_link_.end()) return std::nullopt;
@@ -135,7 +143,9 @@ void Triage::start_update(IncidentUpdate& u, const Scope& scope, Time now) {
   }
 }
 
-TriageResult Triage::process(std::span<const Finding> findings, Time now, std::span<const Maintenance> maintenance) {
+TriageResult Triage::process(std::span<const Finding> findings, Time now, std::span<const Maintenance> maintenance,
+                             const Recorded& recorded) {
+  apply(recorded);
   TriageResult result;
   std::vector<const Finding*> actionable;
   std::vector<IncidentUpdate> resolved;
@@ -320,7 +330,27 @@ TriageResult Triage::process(std::span<const Finding> findings, Time now, std::s
   return result;
 }
 
-void Triage::bind(const IncidentUpdate& u, int64_t id) {
+void Recorded::add_opened(const IncidentUpdate& u, int64_t id) {
+  Opened o;
+  o.id = id;
+  o.cls = u.cls;
+  o.link = u.link;
+  o.device = u.device;
+  o.severity = u.severity;
+  o.detected_at = u.detected_at;
+  o.device_fault_evidence = std::any_of(u.findings.begin(), u.findings.end(), [](const Finding& f) {
+    return f.severity != Severity::info && device_fault_kind(f.kind);
+  });
+  opened.push_back(o);
+}
+
+void Triage::apply(const Recorded& r) {
+  for (const auto& o : r.opened) bind(o);
+  for (const auto& [id, at] : r.closed) close(id, at);
+}
+
+void Triage::bind(const Recorded::Opened& u) {
+  const int64_t id = u.id;
   OpenIncident o{id, u.cls, u.link, u.device, u.severity};
   open_[id] = o;
   if (is_device_class(u.cls)) {
@@ -329,14 +359,41 @@ void Triage::bind(const IncidentUpdate& u, int64_t id) {
   } else if (u.link != fabric::kNone) {
     by_link_[u.link] = id;
     closed_by_link_.erase(u.link);
-    const bool hard = std::any_of(u.findings.begin(), u.findings.end(), [](const Finding& f) {
-      return f.severity != Severity::info && device_fault_kind(f.kind);
-    });
-    if (hard) {
+    if (u.device_fault_evidence) {
       const auto& l = topology_.link(u.link);
       for (const fabric::PortId p : {l.a, l.b}) recent_[topology_.port(p).device].push_back({u.detected_at, u.link});
     }
   }
+}
+
+std::vector<IncidentUpdate> Triage::resolve(std::vector<IncidentUpdate> kept, Time now, const Recorded& recorded) {
+  apply(recorded);
+  // Scopes an earlier update of this batch opens or reopens, with its index.
+  std::map<Scope, int> opening;
+  auto scope_of = [](const IncidentUpdate& u) {
+    return is_device_class(u.cls) ? Scope{u.cls, fabric::kNone, u.device} : Scope{u.cls, u.link, fabric::kNone};
+  };
+  for (size_t i = 0; i < kept.size(); ++i) {
+    IncidentUpdate& u = kept[i];
+    u.follows = -1;
+    resolve_identity(u, now);
+    if (u.incident_id != 0 && !u.reopened) continue;  // joins (or closes) an incident known open
+    const Scope scope = scope_of(u);
+    if (const auto it = opening.find(scope); it != opening.end()) {
+      // Its incident is the one an earlier update of the batch opens: it joins that one.
+      const IncidentUpdate& first = kept[static_cast<size_t>(it->second)];
+      u.follows = it->second;
+      u.incident_id = 0;
+      u.reopened = false;
+      u.cls = first.cls;
+      u.previous_severity = first.severity;
+      u.severity = std::max(u.severity, first.severity);
+      continue;
+    }
+    if (u.resolved) continue;  // nothing of its scope open: nothing to close
+    opening[scope] = static_cast<int>(i);
+  }
+  return kept;
 }
 
 void Triage::close(int64_t id, Time at) {

@@ -58,7 +58,7 @@ struct ClosedIncident {
 };
 
 struct IncidentUpdate {
-  int64_t incident_id = 0;  // 0: a new incident, to be inserted and then bound with bind()
+  int64_t incident_id = 0;  // 0: a new incident, to be inserted (its id comes back in Recorded)
   bool reopened = false;    // incident_id is a closed incident whose fault came back
   IncidentClass cls = IncidentClass::link_flap;
   fabric::LinkId link = fabric::kNone;
@@ -77,6 +77,9 @@ struct IncidentUpdate {
   bool corroborated = false;
   // A measurement incident whose measurement works again: close it (triage has forgotten it).
   bool resolved = false;
+  // In a batch from Triage::resolve: the index of an earlier update of the batch that opens
+  // (or reopens) this one's incident; the recorder gives this one that update's id (-1: none).
+  int follows = -1;
 
   bool is_new() const { return incident_id == 0; }
   bool escalated() const { return !is_new() && !reopened && severity > previous_severity; }
@@ -93,6 +96,28 @@ struct TriageResult {
   std::vector<NotedFinding> noted;
 };
 
+// What recording updates gave back, as plain data for the next Triage::process: the
+// database id of every incident the updates opened or reopened, and the incidents closed
+// since (by the workflow, by a person, or a measurement that works again). Triage owns
+// incident identity; the recorder only reports what the database said.
+struct Recorded {
+  struct Opened {
+    int64_t id = 0;
+    IncidentClass cls = IncidentClass::link_flap;
+    fabric::LinkId link = fabric::kNone;
+    fabric::DeviceId device = fabric::kNone;
+    detectors::Severity severity = detectors::Severity::warning;
+    Time detected_at{};
+    bool device_fault_evidence = false;  // counts toward its switches' switch_fault grouping
+  };
+  std::vector<Opened> opened;
+  std::vector<std::pair<int64_t, Time>> closed;
+
+  // The update `u`, recorded as incident `id`.
+  void add_opened(const IncidentUpdate& u, int64_t id);
+  bool empty() const { return opened.empty() && closed.empty(); }
+};
+
 class Triage {
  public:
   explicit Triage(const fabric::Topology& topology, TriageConfig config = {});
@@ -102,19 +127,21 @@ class Triage {
   void load_open(std::span<const OpenIncident> open);
   void load_closed(std::span<const ClosedIncident> closed);
 
+  // `recorded`: what recording the earlier updates gave back, taken in before the findings.
   TriageResult process(std::span<const detectors::Finding> findings, Time now,
-                       std::span<const Maintenance> maintenance = {});
+                       std::span<const Maintenance> maintenance = {}, const Recorded& recorded = {});
 
-  // Records the database id given to a new incident (or confirms a reopened one).
-  void bind(const IncidentUpdate& u, int64_t id);
-  // An update made while it could not be recorded, about to be: gives it the identity the
-  // incidents known now say (an open incident of its scope takes it; a recently closed
-  // one is reopened; otherwise it is new).
-  void resolve_identity(IncidentUpdate& u, Time now);
-  // The incident is closed or dismissed; its fault may reopen it within the window.
-  void close(int64_t id, Time at);
+  // Updates made while they could not be recorded, about to be, in order: each gets the
+  // identity the incidents known now say (an open incident of its scope takes it; a
+  // recently closed one is reopened; otherwise it is new). A later one whose incident an
+  // earlier one of the batch opens `follows` that one. `recorded` is taken in first.
+  std::vector<IncidentUpdate> resolve(std::vector<IncidentUpdate> kept, Time now, const Recorded& recorded = {});
+  // Takes in what recording gave back (what process and resolve do first).
+  void apply(const Recorded& r);
 
   size_t open_count() const { return open_.size(); }
+  // The incidents open now, by id.
+  std::vector<OpenIncident> open_incidents() const;
   std::optional<int64_t> open_for_link(fabric::LinkId link) const;
 
  private:
@@ -127,6 +154,9 @@ class Triage {
     }
   };
   void start_update(IncidentUpdate& u, const Scope& scope, Time now);
+  void bind(const Recorded::Opened& o);
+  void close(int64_t id, Time at);
+  void resolve_identity(IncidentUpdate& u, Time now);
 
   const fabric::Topology& topology_;
   TriageConfig config_;

@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "db/capacity_states.h"
-#include "db/database.h"
+#include "tests/db/all_stores.h"
 #include "fabric/generator.h"
 #include "fabric/loader.h"
 #include "tests/cli/cli_fixture.h"

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "db/database.h"
+#include "tests/db/all_stores.h"
 #include "db/migrations.h"
 #include "fabric/generator.h"
 #include "tests/cli/cli_fixture.h"
@@ -84,11 +84,9 @@ class CliDb : public CliDbTest {
     Story st;
     st.drained = open("rtsw0001:eth5", s(0), s(3.5));
     const remediation::ActionIntent in{st.drained, *topo_.find_link("rtsw0001:eth5"), remediation::ActionKind::drain, s(3.6)};
-    const auto aid = db_->write_intent(in, link_name("rtsw0001:eth5"));
+    const auto aid = db_->begin_action(in, link_name("rtsw0001:eth5"), -1, "", 0);
     if (!aid.ok()) throw std::runtime_error(aid.error());
-    const auto w = db_->write_result(
-        *aid, in, {true, true, "", {"drain rtsw0001:eth5 -> drained", "verify rtsw0001:eth5 -> drained"}, s(4)},
-        link_name("rtsw0001:eth5"));
+    const auto w = db_->finish_action(*aid, in, "succeeded", true, "", std::vector<std::string>{"drain rtsw0001:eth5 -> drained", "verify rtsw0001:eth5 -> drained"}, s(4), link_name("rtsw0001:eth5"));
     if (!w.ok()) throw std::runtime_error(w.error());
     state(st.drained, IncidentState::mitigated, s(4));
     state(st.drained, IncidentState::repair_requested, s(4));

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "db/database.h"
+#include "tests/db/all_stores.h"
 #include "fabric/generator.h"
 #include "fabric/topology.h"
 #include "tests/support/testing.h"
@@ -78,7 +78,7 @@ class CliDbTest : public ::testing::Test {
   explicit CliDbTest(fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo")))
       : topo_(std::move(topo)) {}
   void SetUp() override {
-    db_ = std::make_unique<db::Database>(tdb_.url());
+    db_ = std::make_unique<db::AllStores>(tdb_.url());
     db_->migrate();
     ASSERT_TRUE(db_->sync_inventory(topo_).ok());
   }
@@ -88,7 +88,7 @@ class CliDbTest : public ::testing::Test {
 
   testing::TestDatabase tdb_;
   fabric::Topology topo_;
-  std::unique_ptr<db::Database> db_;
+  std::unique_ptr<db::AllStores> db_;
 };
 
 }  // namespace medic::cli

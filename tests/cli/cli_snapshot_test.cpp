@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "db/database.h"
+#include "tests/db/all_stores.h"
 #include "fabric/generator.h"
 #include "fabric/loader.h"
 #include "remediation/capacity.h"

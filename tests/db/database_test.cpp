@@ -1,4 +1,4 @@
-#include "db/database.h"
+#include "tests/db/all_stores.h"
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
@@ -16,7 +16,7 @@
 #include "fabric/generator.h"
 #include "remediation/capacity.h"
 #include "remediation/driver.h"
-#include "remediation/executor.h"
+#include "remediation/actions.h"
 #include "tests/db/demo_db.h"
 #include "tests/support/testing.h"
 
@@ -76,7 +76,7 @@ using medic::testing::closed_port;
 
 TEST(Migrations, ApplyOnceThenNothing) {
   testing::TestDatabase tdb;
-  Database db(tdb.url());
+  AllStores db(tdb.url());
   const auto first = db.migrate();
   ASSERT_FALSE(first.empty());
   EXPECT_EQ(first.front(), "001_initial");
@@ -86,7 +86,7 @@ TEST(Migrations, ApplyOnceThenNothing) {
 
 TEST(Migrations, RecordsOneRowPerMigrationWithChecksum) {
   testing::TestDatabase tdb;
-  Database db(tdb.url());
+  AllStores db(tdb.url());
   const auto applied = db.migrate();
   const auto& all = embedded_migrations();
   ASSERT_EQ(applied.size(), all.size());
@@ -110,7 +110,7 @@ TEST(Migrations, RecordsOneRowPerMigrationWithChecksum) {
 
 TEST(Migrations, SchemaVersionBeforeMigrateIsAnError) {
   testing::TestDatabase tdb;
-  Database db(tdb.url());
+  AllStores db(tdb.url());
   const auto v = db.schema_version();
   ASSERT_FALSE(v.ok());
   EXPECT_THAT(v.error(), HasSubstr("schema_migrations"));
@@ -118,7 +118,7 @@ TEST(Migrations, SchemaVersionBeforeMigrateIsAnError) {
 
 TEST(Migrations, EditedMigrationIsCaught) {
   testing::TestDatabase tdb;
-  Database db(tdb.url());
+  AllStores db(tdb.url());
   db.migrate();
   tdb.exec("UPDATE schema_migrations SET checksum = 'x' WHERE name = '001_initial'");
   try {
@@ -139,7 +139,7 @@ TEST(Migrations, ConcurrentMigrateAppliesEachOnce) {
   std::string err_a, err_b;
   auto run = [&](std::vector<std::string>& out, std::string& err) {
     try {
-      Database db(tdb.url());
+      AllStores db(tdb.url());
       out = db.migrate();
     } catch (const std::exception& e) {
       err = e.what();
@@ -163,7 +163,7 @@ TEST(Database, ClosedPortThrowsWithRedactedUrl) {
   const std::string url =
       "postgresql://medic:s3cret-pw@127.0.0.1:" + std::to_string(closed_port()) + "/medic?connect_timeout=3";
   try {
-    Database db(url);
+    AllStores db(url);
     FAIL() << "connected to a closed port";
   } catch (const DbError& e) {
     const std::string msg = e.what();
@@ -230,8 +230,8 @@ TEST(Database, UnreachableServerIsAnErrorValue) {
     n.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", dbname);
   }
   const auto rows = d.db.incidents({});
-  const auto intent = d.db.write_intent({0, d.link("rtsw0001:eth5"), remediation::ActionKind::drain, at(1)},
-                                        d.link_name("rtsw0001:eth5"));
+  const auto intent = d.db.begin_action({0, d.link("rtsw0001:eth5"), remediation::ActionKind::drain, at(1)},
+                                        d.link_name("rtsw0001:eth5"), -1, "", 0);
   {
     pqxx::connection c(other.url());
     pqxx::nontransaction n(c);
@@ -240,7 +240,7 @@ TEST(Database, UnreachableServerIsAnErrorValue) {
   ASSERT_FALSE(rows.ok());
   EXPECT_THAT(rows.error(), HasSubstr("incidents: "));
   ASSERT_FALSE(intent.ok());
-  EXPECT_THAT(intent.error(), HasSubstr("write_intent: "));
+  EXPECT_THAT(intent.error(), HasSubstr("begin_action: "));
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM actions"), "0");
   // Until its retry backoff passes, a call fails at once, saying why, instead of waiting
   // on the server again.
@@ -295,10 +295,9 @@ TEST(Database, SyncInventoryIsIdempotentAndKeepsDrainState) {
   DemoDb d;
   const std::string name = d.link_name("rtsw0001:eth5");
   auto intent = remediation::ActionIntent{0, d.link("rtsw0001:eth5"), remediation::ActionKind::drain, at(1)};
-  const auto id = d.db.write_intent(intent, name);
+  const auto id = d.db.begin_action(intent, name, -1, "", 0);
   ASSERT_TRUE(id.ok()) << id.error();
-  remediation::ActionOutcome out{true, true, "", {"drain rtsw0001:eth5 -> drained"}, at(2)};
-  ASSERT_TRUE(d.db.write_result(*id, intent, out, name).ok());
+  ASSERT_TRUE(d.db.finish_action(*id, intent, "succeeded", true, "", {"drain rtsw0001:eth5 -> drained"}, at(2), name).ok());
 
   const auto again = d.db.sync_inventory(d.topo);
   ASSERT_TRUE(again.ok()) << again.error();
@@ -332,7 +331,7 @@ TEST(Database, SyncInventoryUpdatesSwitchUrls) {
 
 TEST(Database, SyncInventoryAtZoneScale) {
   testing::TestDatabase tdb;
-  Database db(tdb.url());
+  AllStores db(tdb.url());
   db.migrate();
   const auto topo = fabric::generate_clos(*fabric::preset("zone32k"));
   ASSERT_EQ(topo.links().size(), 73728u);
@@ -547,13 +546,13 @@ TEST(Database, IncidentFilters) {
 // ---------------------------------------------------------------------------------------
 // The action journal
 
-TEST(Database, WriteIntentRecordsIntentAndDraining) {
+TEST(Database, BeginActionRecordsIntentAndDraining) {
   DemoDb d;
   const auto inc = d.db.open_incident(flap_update(d.topo, "rtsw0001:eth5", at(0), at(3)), d.topo, at(3));
   ASSERT_TRUE(inc.ok()) << inc.error();
   const std::string name = d.link_name("rtsw0001:eth5");
   const remediation::ActionIntent intent{*inc, d.link("rtsw0001:eth5"), remediation::ActionKind::drain, at(4)};
-  const auto id = d.db.write_intent(intent, name);
+  const auto id = d.db.begin_action(intent, name, -1, "", 0);
   ASSERT_TRUE(id.ok()) << id.error();
 
   const auto acts = d.db.actions(*inc);
@@ -574,23 +573,22 @@ TEST(Database, WriteIntentRecordsIntentAndDraining) {
 
   // While the drain is in flight, no second intent for the link is accepted.
   const remediation::ActionIntent undrain{0, d.link("rtsw0001:eth5"), remediation::ActionKind::undrain, at(5)};
-  const auto second = d.db.write_intent(undrain, name);
+  const auto second = d.db.begin_action(undrain, name, -1, "", 0);
   ASSERT_FALSE(second.ok());
   EXPECT_THAT(second.error(), HasSubstr("actions_one_intent_per_link"));
   EXPECT_EQ(d.tdb.scalar("SELECT drain_state FROM links WHERE name = '" + name + "'"), "draining");
 
   // Once the drain has its result, an undrain intent marks the link undraining; incident 0
   // is stored as NULL.
-  const remediation::ActionOutcome drained{true, true, "", {"drain rtsw0001:eth5 -> drained"}, at(5)};
-  ASSERT_TRUE(d.db.write_result(*id, intent, drained, name).ok());
-  ASSERT_TRUE(d.db.write_intent(undrain, name).ok());
+  ASSERT_TRUE(d.db.finish_action(*id, intent, "succeeded", true, "", {"drain rtsw0001:eth5 -> drained"}, at(5), name).ok());
+  ASSERT_TRUE(d.db.begin_action(undrain, name, -1, "", 0).ok());
   EXPECT_EQ(d.tdb.scalar("SELECT drain_state FROM links WHERE name = '" + name + "'"), "undraining");
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM actions WHERE incident_id IS NULL AND kind = 'undrain'"), "1");
 }
 
-TEST(Database, WriteIntentIsOneTransaction) {
+TEST(Database, BeginActionIsOneTransaction) {
   DemoDb d;
-  // The second statement of write_intent (the link's drain state) fails: the intent row
+  // The second statement of begin_action (the link's drain state) fails: the intent row
   // must not stay behind without it.
   d.tdb.exec(
       "CREATE FUNCTION refuse_link_update() RETURNS trigger LANGUAGE plpgsql AS "
@@ -598,35 +596,34 @@ TEST(Database, WriteIntentIsOneTransaction) {
   d.tdb.exec("CREATE TRIGGER links_ro BEFORE UPDATE ON links FOR EACH ROW EXECUTE FUNCTION refuse_link_update()");
   const std::string name = d.link_name("rtsw0001:eth5");
   const remediation::ActionIntent intent{0, d.link("rtsw0001:eth5"), remediation::ActionKind::drain, at(4)};
-  const auto id = d.db.write_intent(intent, name);
+  const auto id = d.db.begin_action(intent, name, -1, "", 0);
   ASSERT_FALSE(id.ok());
-  EXPECT_THAT(id.error(), HasSubstr("write_intent"));
+  EXPECT_THAT(id.error(), HasSubstr("begin_action"));
   EXPECT_THAT(id.error(), HasSubstr("links are read-only in this test"));
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM actions"), "0");
   EXPECT_EQ(d.tdb.scalar("SELECT drain_state FROM links WHERE name = '" + name + "'"), "undrained");
 }
 
-TEST(Database, WriteIntentForUnknownLinkIsAnError) {
+TEST(Database, BeginActionForUnknownLinkIsAnError) {
   DemoDb d;
   const remediation::ActionIntent intent{0, d.link("rtsw0001:eth5"), remediation::ActionKind::drain, at(4)};
-  const auto id = d.db.write_intent(intent, "no-such-link");
+  const auto id = d.db.begin_action(intent, "no-such-link", -1, "", 0);
   ASSERT_FALSE(id.ok());
-  EXPECT_THAT(id.error(), HasSubstr("write_intent"));
+  EXPECT_THAT(id.error(), HasSubstr("begin_action"));
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM actions"), "0");
 }
 
-TEST(Database, WriteResultSucceeded) {
+TEST(Database, FinishActionSucceeded) {
   DemoDb d;
   const auto inc = d.db.open_incident(flap_update(d.topo, "rtsw0001:eth5", at(0), at(3)), d.topo, at(3));
   ASSERT_TRUE(inc.ok()) << inc.error();
   const std::string name = d.link_name("rtsw0001:eth5");
   const remediation::ActionIntent intent{*inc, d.link("rtsw0001:eth5"), remediation::ActionKind::drain, at(4)};
-  const auto id = d.db.write_intent(intent, name);
+  const auto id = d.db.begin_action(intent, name, -1, "", 0);
   ASSERT_TRUE(id.ok()) << id.error();
   const std::vector<std::string> steps{"drain rtsw0001:eth5 -> drained", "drain ctsw001:eth1 -> drained",
                                        "verify rtsw0001:eth5 -> drained"};
-  const remediation::ActionOutcome out{true, true, "", steps, at(4.5)};
-  const auto st = d.db.write_result(*id, intent, out, name);
+  const auto st = d.db.finish_action(*id, intent, "succeeded", true, "", steps, at(4.5), name);
   ASSERT_TRUE(st.ok()) << st.error();
 
   const auto acts = d.db.actions(std::nullopt);
@@ -643,17 +640,17 @@ TEST(Database, WriteResultSucceeded) {
   EXPECT_EQ(column_us(d.tdb, "links", "drain_changed_at", "name = '" + name + "'"), us(at(4.5)));
 }
 
-TEST(Database, WriteResultFailed) {
+TEST(Database, FinishActionFailed) {
   DemoDb d;
   const auto inc = d.db.open_incident(flap_update(d.topo, "rtsw0001:eth5", at(0), at(3)), d.topo, at(3));
   ASSERT_TRUE(inc.ok()) << inc.error();
   const std::string name = d.link_name("rtsw0001:eth5");
   const remediation::ActionIntent intent{*inc, d.link("rtsw0001:eth5"), remediation::ActionKind::drain, at(4)};
-  const auto id = d.db.write_intent(intent, name);
+  const auto id = d.db.begin_action(intent, name, -1, "", 0);
   ASSERT_TRUE(id.ok()) << id.error();
-  const remediation::ActionOutcome out{false, false, "rtsw0001: connection refused",
-                                       {"drain rtsw0001:eth5 -> error: rtsw0001: connection refused"}, at(6)};
-  ASSERT_TRUE(d.db.write_result(*id, intent, out, name).ok());
+  ASSERT_TRUE(d.db.finish_action(*id, intent, "failed", false, "rtsw0001: connection refused",
+                                 {"drain rtsw0001:eth5 -> error: rtsw0001: connection refused"}, at(6), name)
+                  .ok());
   const auto acts = d.db.actions(*inc);
   ASSERT_TRUE(acts.ok()) << acts.error();
   ASSERT_EQ(acts->size(), 1u);
@@ -693,18 +690,18 @@ TEST(Database, DrainStatesListsLinksNotUndrained) {
   DemoDb d;
   auto intent_on = [&](const std::string& ref, remediation::ActionKind kind) {
     const remediation::ActionIntent in{0, d.link(ref), kind, at(1)};
-    const auto id = d.db.write_intent(in, d.link_name(ref));
+    const auto id = d.db.begin_action(in, d.link_name(ref), -1, "", 0);
     if (!id.ok()) throw std::runtime_error(id.error());
     return std::make_pair(*id, in);
   };
   intent_on("rtsw0002:eth6", remediation::ActionKind::drain);  // stays draining
   auto [id1, in1] = intent_on("rtsw0001:eth5", remediation::ActionKind::drain);
-  ASSERT_TRUE(d.db.write_result(id1, in1, {true, true, "", {}, at(2)}, d.link_name("rtsw0001:eth5")).ok());
+  ASSERT_TRUE(d.db.finish_action(id1, in1, "succeeded", true, "", std::vector<std::string>{}, at(2), d.link_name("rtsw0001:eth5")).ok());
   auto [id2, in2] = intent_on("rtsw0004:eth8", remediation::ActionKind::drain);
-  ASSERT_TRUE(d.db.write_result(id2, in2, {true, true, "", {}, at(2)}, d.link_name("rtsw0004:eth8")).ok());
+  ASSERT_TRUE(d.db.finish_action(id2, in2, "succeeded", true, "", std::vector<std::string>{}, at(2), d.link_name("rtsw0004:eth8")).ok());
   intent_on("rtsw0004:eth8", remediation::ActionKind::undrain);  // undraining
   auto [id4, in4] = intent_on("rtsw0005:eth5", remediation::ActionKind::drain);
-  ASSERT_TRUE(d.db.write_result(id4, in4, {false, false, "boom", {}, at(2)}, d.link_name("rtsw0005:eth5")).ok());
+  ASSERT_TRUE(d.db.finish_action(id4, in4, "failed", false, "boom", std::vector<std::string>{}, at(2), d.link_name("rtsw0005:eth5")).ok());
 
   const auto drains = d.db.drain_states();
   ASSERT_TRUE(drains.ok()) << drains.error();
@@ -809,136 +806,6 @@ TEST(Database, IncidentTimesForTheSloReport) {
   EXPECT_THAT(report[0].breaches, ElementsAre(*b));
   EXPECT_EQ(report[1].met, 1);      // mitigate: a in 2s
   EXPECT_EQ(report[1].pending, 1);  // b: 10s of 120s so far
-}
-
-// ---------------------------------------------------------------------------------------
-// DbJournal with the executor
-
-struct JournalRig {
-  DemoDb d;
-  SimulatedClock clock{at(100)};
-  remediation::CapacityModel capacity{d.topo};
-  remediation::DriverSet drivers{d.topo, remediation::JsonRpcOptions{}};
-  std::map<std::string, remediation::DryRunDriver*> dry;  // by switch name
-  DbJournal journal{d.db, d.topo};
-  remediation::Executor executor{d.topo, capacity, drivers, journal, clock};
-  JournalRig() {
-    for (fabric::DeviceId i = 0; i < d.topo.devices().size(); ++i) {
-      const auto& dev = d.topo.device(i);
-      if (!dev.is_switch()) continue;
-      auto drv = std::make_unique<remediation::DryRunDriver>(dev.name);
-      dry[dev.name] = drv.get();
-      drivers.replace(i, std::move(drv));
-    }
-  }
-  std::vector<std::string> all_driver_calls() const {
-    std::vector<std::string> out;
-    for (const auto& [name, drv] : dry) {
-      for (const auto& l : drv->log()) out.push_back(l);
-    }
-    return out;
-  }
-};
-
-// A dry-run driver that, before it touches anything, looks at what the database holds.
-class WitnessDriver final : public remediation::Driver {
- public:
-  WitnessDriver(const std::string& device, std::function<void()> before_drain)
-      : inner_(device), before_drain_(std::move(before_drain)) {}
-  std::string kind() const override { return "witness"; }
-  Result<remediation::InterfaceState> drain(const std::string& i) override {
-    before_drain_();
-    return inner_.drain(i);
-  }
-  Result<remediation::InterfaceState> undrain(const std::string& i) override { return inner_.undrain(i); }
-  Result<remediation::InterfaceState> get_state(const std::string& i) override { return inner_.get_state(i); }
-  remediation::DryRunDriver* inner() { return &inner_; }
-
- private:
-  remediation::DryRunDriver inner_;
-  std::function<void()> before_drain_;
-};
-
-TEST(DbJournal, ExecutorDrainIsJournalled) {
-  JournalRig r;
-  // What another session sees at the moment the first switch is asked to drain.
-  std::string seen_at_drain;
-  auto witness = std::make_unique<WitnessDriver>("rtsw0001", [&] {
-    seen_at_drain = r.d.tdb.scalar(
-        "SELECT string_agg(a.state || ' ' || l.drain_state, ',') FROM actions a JOIN links l ON l.name = a.link");
-  });
-  r.dry["rtsw0001"] = witness->inner();
-  r.drivers.replace(*r.d.topo.find_device("rtsw0001"), std::move(witness));
-  const auto inc = r.d.db.open_incident(flap_update(r.d.topo, "rtsw0001:eth5", at(90), at(99)), r.d.topo, at(99));
-  ASSERT_TRUE(inc.ok()) << inc.error();
-  const fabric::LinkId link = r.d.link("rtsw0001:eth5");
-  const auto res = r.executor.drain_link(*inc, link);
-  ASSERT_EQ(res.status, remediation::DrainStatus::drained) << res.reason;
-  EXPECT_GT(res.action_id, 0);
-
-  const auto acts = r.d.db.actions(*inc);
-  ASSERT_TRUE(acts.ok()) << acts.error();
-  ASSERT_EQ(acts->size(), 1u);
-  const ActionRow& a = acts->front();
-  EXPECT_EQ(a.id, res.action_id);
-  EXPECT_EQ(a.kind, "drain");
-  EXPECT_EQ(a.state, "succeeded");
-  ASSERT_TRUE(a.result_at);
-  EXPECT_LE(a.intent_at, *a.result_at);
-  EXPECT_EQ(seen_at_drain, "intent draining") << "the intent is committed before any switch is touched";
-  EXPECT_EQ(json::parse(a.steps_json),
-            json({"drain rtsw0001:eth5 -> drained", "drain ctsw001:eth1 -> drained",
-                  "verify rtsw0001:eth5 -> drained", "verify ctsw001:eth1 -> drained"}));
-  EXPECT_EQ(r.d.tdb.scalar("SELECT drain_state || ' ' || drain_incident_id FROM links WHERE name = '" +
-                           r.d.link_name("rtsw0001:eth5") + "'"),
-            "drained " + std::to_string(*inc));
-  EXPECT_THAT(r.dry.at("rtsw0001")->log(), ElementsAre("drain rtsw0001:eth5"));
-  EXPECT_THAT(r.dry.at("ctsw001")->log(), ElementsAre("drain ctsw001:eth1"));
-  EXPECT_TRUE(r.capacity.drained(link));
-
-  // Draining again is idempotent: nothing recorded, no switch touched.
-  const auto again = r.executor.drain_link(*inc, link);
-  EXPECT_EQ(again.status, remediation::DrainStatus::drained);
-  EXPECT_EQ(again.reason, "already drained: nothing to do");
-  EXPECT_EQ(r.d.tdb.scalar("SELECT count(*) FROM actions"), "1");
-  EXPECT_EQ(r.all_driver_calls().size(), 2u);
-}
-
-TEST(DbJournal, RefusedDrainIsJournalledAndTouchesNothing) {
-  JournalRig r;
-  // rtsw0003 has lost one of its four uplinks; draining a second would leave 50%.
-  r.capacity.set_oper_up(r.d.link("rtsw0003:eth6"), false);
-  const auto inc = r.d.db.open_incident(flap_update(r.d.topo, "rtsw0003:eth7", at(90), at(99)), r.d.topo, at(99));
-  ASSERT_TRUE(inc.ok()) << inc.error();
-  const auto res = r.executor.drain_link(*inc, r.d.link("rtsw0003:eth7"));
-  ASSERT_EQ(res.status, remediation::DrainStatus::refused);
-  EXPECT_EQ(res.reason, "rtsw0003 uplinks would fall to 50.0% < floor 75.0%");
-  const auto acts = r.d.db.actions(*inc);
-  ASSERT_TRUE(acts.ok()) << acts.error();
-  ASSERT_EQ(acts->size(), 1u);
-  EXPECT_EQ(acts->front().state, "refused");
-  EXPECT_EQ(acts->front().reason, res.reason);
-  EXPECT_EQ(r.d.tdb.scalar("SELECT count(*) FROM links WHERE drain_state <> 'undrained'"), "0");
-  EXPECT_TRUE(r.all_driver_calls().empty());
-}
-
-TEST(DbJournal, NoDrainWithoutDurableIntent) {
-  JournalRig r;
-  // The database refuses the intent row: the switch must not be touched.
-  r.d.tdb.exec(
-      "CREATE FUNCTION refuse_action() RETURNS trigger LANGUAGE plpgsql AS "
-      "$$ BEGIN RAISE EXCEPTION 'actions table unavailable'; END $$");
-  r.d.tdb.exec("CREATE TRIGGER actions_ro BEFORE INSERT ON actions FOR EACH ROW EXECUTE FUNCTION refuse_action()");
-  const fabric::LinkId link = r.d.link("rtsw0001:eth5");
-  const auto res = r.executor.drain_link(0, link);
-  ASSERT_EQ(res.status, remediation::DrainStatus::failed);
-  EXPECT_THAT(res.reason, HasSubstr("intent not recorded, switch not touched"));
-  EXPECT_THAT(res.reason, HasSubstr("actions table unavailable"));
-  EXPECT_TRUE(r.all_driver_calls().empty());
-  EXPECT_FALSE(r.capacity.drained(link));
-  EXPECT_TRUE(r.capacity.in_service(link)) << "the reservation is released";
-  EXPECT_EQ(r.d.tdb.scalar("SELECT drain_state FROM links WHERE name = '" + r.d.link_name("rtsw0001:eth5") + "'"),
-            "undrained");
 }
 
 }  // namespace

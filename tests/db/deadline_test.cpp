@@ -10,7 +10,7 @@
 #include <chrono>
 
 #include "common/time.h"
-#include "db/database.h"
+#include "tests/db/all_stores.h"
 #include "db/deadline.h"
 #include "db/leader.h"
 #include "service/leadership.h"
@@ -42,7 +42,7 @@ struct Proxied {
 
 TEST(DbDeadline, AHungServerEndsTheCallAtItsDeadline) {
   Proxied p;
-  Database db(p.url, p.options);
+  AllStores db(p.url, p.options);
   db.migrate();
   ASSERT_TRUE(db.schema_version().ok());
   p.proxy.pause();
@@ -65,7 +65,7 @@ TEST(DbDeadline, AHungServerEndsTheCallAtItsDeadline) {
 
 TEST(DbDeadline, AConnectionCutMidwayIsRetriedOnceOnAFreshOne) {
   Proxied p;
-  Database db(p.url, p.options);
+  AllStores db(p.url, p.options);
   db.migrate();
   p.proxy.cut();
   const auto v = db.schema_version();
@@ -77,7 +77,7 @@ TEST(DbDeadline, ConnectingToAHungServerEndsAtTheConnectTimeout) {
   Proxied p;
   p.proxy.pause();
   try {
-    Database db(p.url, p.options);
+    AllStores db(p.url, p.options);
     ADD_FAILURE() << "connected to a server that does not answer";
   } catch (const DbError& e) {
     EXPECT_THAT(e.what(), HasSubstr("cannot connect to PostgreSQL at"));
@@ -105,7 +105,7 @@ TEST(DbDeadline, OptionsAreValidated) {
 
 TEST(DbDeadline, AHungServerMakesTheLeaderLockLookLostAndItIsTakenAgain) {
   Proxied p;
-  { Database(p.url, p.options).migrate(); }
+  { Connection(p.url, p.options).migrate(); }
   LeaderLock lock(p.url, p.options);
   auto got = lock.try_acquire();
   ASSERT_TRUE(got.ok()) << got.error();
@@ -126,7 +126,7 @@ TEST(DbDeadline, AHungServerMakesTheLeaderLockLookLostAndItIsTakenAgain) {
 
 TEST(DbDeadline, TheLeadershipMonitorSaysDegradedAndLeadsAgainWithANewEpoch) {
   Proxied p;
-  { Database(p.url, p.options).migrate(); }
+  { Connection(p.url, p.options).migrate(); }
   SystemClock clock;
   service::Leadership l(p.url, "t", p.options, clock);
   auto first = l.check_now();
@@ -150,7 +150,7 @@ TEST(DbDeadline, TheLeadershipMonitorSaysDegradedAndLeadsAgainWithANewEpoch) {
 // reaches the database again and finds another leader, it stands by (fenced by epoch).
 TEST(DbDeadline, ALeaderThatLostItsDatabaseStandsByWhenAnotherTookOver) {
   Proxied p;
-  { Database(p.url, p.options).migrate(); }
+  { Connection(p.url, p.options).migrate(); }
   SystemClock clock;
   service::Leadership a(p.url, "a", p.options, clock);
   ASSERT_EQ(a.check_now().role, service::Role::leader);
@@ -174,7 +174,7 @@ TEST(DbDeadline, ALeaderThatLostItsDatabaseStandsByWhenAnotherTookOver) {
 
 TEST(DbDeadline, AnotherLeaderMakesTheMonitorStandBy) {
   Proxied p;
-  { Database(p.url, p.options).migrate(); }
+  { Connection(p.url, p.options).migrate(); }
   SystemClock clock;
   service::Leadership a(p.tdb.url(), "a", p.options, clock);
   ASSERT_EQ(a.check_now().role, service::Role::leader);

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "db/database.h"
+#include "tests/db/all_stores.h"
 #include "fabric/generator.h"
 #include "tests/support/testing.h"
 
@@ -13,7 +13,7 @@ namespace medic::db {
 struct DemoDb {
   testing::TestDatabase tdb;
   fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
-  Database db{tdb.url()};
+  AllStores db{tdb.url()};
   DemoDb() {
     db.migrate();
     const auto st = db.sync_inventory(topo);

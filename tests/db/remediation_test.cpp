@@ -4,6 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
 #include "db/leader.h"
 #include "db/remediation_store.h"
 #include "tests/db/demo_db.h"
@@ -12,6 +17,7 @@ namespace medic::db {
 namespace {
 
 using ::testing::HasSubstr;
+using nlohmann::json;
 using triage::IncidentState;
 
 const Time kT0 = from_unix_seconds(1'800'000'000);
@@ -192,30 +198,56 @@ class StoreSignals final : public remediation::LinkSignals {
   Time from{};
 };
 
-TEST(Remediation, TheWorkflowOnTheDatabaseDrainsVerifiesAndRecords) {
+// The workflow on the database store, with dry-run switches that log what they are asked.
+struct WorkflowRig {
   DemoDb d;
+  SimulatedClock clock{at(1)};
+  remediation::CapacityModel capacity{d.topo};
+  remediation::DriverSet drivers{d.topo, {}};
+  std::map<std::string, remediation::DryRunDriver*> dry;  // by switch name
+  remediation::InlineSwitchRunner switches{d.topo, drivers};
+  DbRemediationStore store{d.db, d.db, d.topo};
+  StoreSignals signals;
+  metrics::Registry registry;
+  std::unique_ptr<remediation::Workflow> wf;
+  WorkflowRig() {
+    for (fabric::DeviceId dev = 0; dev < d.topo.devices().size(); ++dev) {
+      if (!d.topo.device(dev).is_switch()) continue;
+      auto drv = std::make_unique<remediation::DryRunDriver>(d.topo.device(dev).name);
+      dry[d.topo.device(dev).name] = drv.get();
+      drivers.replace(dev, std::move(drv));
+    }
+  }
+  remediation::Workflow& workflow() {
+    if (!wf) {
+      wf = std::make_unique<remediation::Workflow>(d.topo, capacity, switches, store, signals,
+                                                   remediation::RemediationPolicy{}, clock, registry);
+      const Status st = wf->start();
+      EXPECT_TRUE(st.ok()) << st.error();
+    }
+    return *wf;
+  }
+  size_t driver_calls() const {
+    size_t n = 0;
+    for (const auto& [name, drv] : dry) n += drv->log().size();
+    return n;
+  }
+};
+
+TEST(Remediation, TheWorkflowOnTheDatabaseDrainsVerifiesAndRecords) {
+  WorkflowRig r;
+  DemoDb& d = r.d;
   const int64_t inc = open_flap(d, "rtsw0001:eth5");
   ASSERT_TRUE(d.db.set_loss(inc, 1.0).ok());
   const auto epoch = d.db.claim_leadership("t", at(0));
   ASSERT_TRUE(epoch.ok());
-  DbRemediationStore store(d.db, d.topo);
-  store.set_fence("t", *epoch);
-  remediation::CapacityModel capacity(d.topo);
-  remediation::DriverSet drivers(d.topo, {});
-  for (fabric::DeviceId dev = 0; dev < d.topo.devices().size(); ++dev) {
-    if (d.topo.device(dev).is_switch()) {
-      drivers.replace(dev, std::make_unique<remediation::DryRunDriver>(d.topo.device(dev).name));
-    }
-  }
-  StoreSignals signals;
-  SimulatedClock clock(at(1));
-  remediation::Workflow wf(d.topo, capacity, drivers, store, signals, remediation::RemediationPolicy{}, clock);
-  ASSERT_TRUE(wf.start().ok());
+  r.store.set_fence("t", *epoch);
+  remediation::Workflow& wf = r.workflow();
   wf.tick();
   EXPECT_EQ(d.tdb.scalar("SELECT state || ' ' || daemon || ' ' || traffic_before FROM actions"), "applied t 5000");
-  clock.advance(std::chrono::seconds(2));
-  signals.pps = 0;
-  signals.from = clock.now();
+  r.clock.advance(std::chrono::seconds(2));
+  r.signals.pps = 0;
+  r.signals.from = r.clock.now();
   wf.tick();
   EXPECT_EQ(d.tdb.scalar("SELECT state FROM actions"), "succeeded");
   EXPECT_EQ(d.tdb.scalar("SELECT state FROM incidents WHERE id = " + std::to_string(inc)), "repair_requested");
@@ -224,6 +256,94 @@ TEST(Remediation, TheWorkflowOnTheDatabaseDrainsVerifiesAndRecords) {
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incident_events WHERE incident_id = " + std::to_string(inc) +
                          " AND state IN ('mitigated', 'repair_requested')"),
             "2");
+  EXPECT_EQ(wf.metrics().drains_verified.value(), 1u);
+  EXPECT_EQ(wf.metrics().fault_to_drain_seconds.count(), 1u);
+}
+
+// A dry-run driver that, before it touches anything, looks at what the database holds.
+class WitnessDriver final : public remediation::Driver {
+ public:
+  WitnessDriver(const std::string& device, std::function<void()> before_drain)
+      : inner_(device), before_drain_(std::move(before_drain)) {}
+  std::string kind() const override { return "witness"; }
+  Result<remediation::InterfaceState> drain(const std::string& i) override {
+    before_drain_();
+    return inner_.drain(i);
+  }
+  Result<remediation::InterfaceState> undrain(const std::string& i) override { return inner_.undrain(i); }
+  Result<remediation::InterfaceState> get_state(const std::string& i) override { return inner_.get_state(i); }
+  remediation::DryRunDriver* inner() { return &inner_; }
+
+ private:
+  remediation::DryRunDriver inner_;
+  std::function<void()> before_drain_;
+};
+
+TEST(Remediation, TheIntentIsCommittedBeforeAnySwitchIsTouched) {
+  WorkflowRig r;
+  // What another session sees at the moment the first switch is asked to drain.
+  std::string seen_at_drain;
+  auto witness = std::make_unique<WitnessDriver>("rtsw0001", [&] {
+    seen_at_drain = r.d.tdb.scalar(
+        "SELECT string_agg(a.state || ' ' || l.drain_state, ',') FROM actions a JOIN links l ON l.name = a.link");
+  });
+  r.dry["rtsw0001"] = witness->inner();
+  r.drivers.replace(*r.d.topo.find_device("rtsw0001"), std::move(witness));
+  const int64_t inc = open_flap(r.d, "rtsw0001:eth5");
+  ASSERT_TRUE(r.d.db.set_loss(inc, 1.0).ok());
+  r.workflow().tick();
+  EXPECT_EQ(seen_at_drain, "intent draining") << "the intent is committed before any switch is touched";
+  const auto acts = r.d.db.actions(inc);
+  ASSERT_TRUE(acts.ok()) << acts.error();
+  ASSERT_EQ(acts->size(), 1u);
+  EXPECT_EQ(acts->front().state, "applied");
+  EXPECT_EQ(json::parse(acts->front().steps_json),
+            json({"drain rtsw0001:eth5 -> drained", "drain ctsw001:eth1 -> drained",
+                  "verify rtsw0001:eth5 -> drained", "verify ctsw001:eth1 -> drained"}));
+  EXPECT_THAT(r.dry.at("rtsw0001")->log(), ::testing::ElementsAre("drain rtsw0001:eth5"));
+  EXPECT_THAT(r.dry.at("ctsw001")->log(), ::testing::ElementsAre("drain ctsw001:eth1"));
+  // Ticking again while it verifies touches no switch again.
+  r.workflow().tick();
+  EXPECT_EQ(r.driver_calls(), 2u);
+  EXPECT_EQ(r.d.tdb.scalar("SELECT count(*) FROM actions"), "1");
+}
+
+TEST(Remediation, ARefusedDrainIsRecordedAndTouchesNothing) {
+  WorkflowRig r;
+  // rtsw0003 has lost one of its four uplinks; draining a second would leave 50%.
+  r.capacity.set_oper_up(r.d.link("rtsw0003:eth6"), false);
+  const int64_t inc = open_flap(r.d, "rtsw0003:eth7");
+  ASSERT_TRUE(r.d.db.set_loss(inc, 1.0).ok());
+  r.workflow().tick();
+  const auto acts = r.d.db.actions(inc);
+  ASSERT_TRUE(acts.ok()) << acts.error();
+  ASSERT_EQ(acts->size(), 1u);
+  EXPECT_EQ(acts->front().state, "refused");
+  EXPECT_EQ(acts->front().reason, "rtsw0003 uplinks would fall to 50.0% < floor 75.0%");
+  EXPECT_EQ(r.d.tdb.scalar("SELECT state || ': ' || blocked_reason FROM incidents WHERE id = " + std::to_string(inc)),
+            "blocked: rtsw0003 uplinks would fall to 50.0% < floor 75.0%");
+  EXPECT_EQ(r.d.tdb.scalar("SELECT count(*) FROM links WHERE drain_state <> 'undrained'"), "0");
+  EXPECT_EQ(r.driver_calls(), 0u);
+}
+
+TEST(Remediation, NoDrainWithoutADurableIntent) {
+  WorkflowRig r;
+  const int64_t inc = open_flap(r.d, "rtsw0001:eth5");
+  ASSERT_TRUE(r.d.db.set_loss(inc, 1.0).ok());
+  // The database refuses the intent row: the switch must not be touched.
+  r.d.tdb.exec(
+      "CREATE FUNCTION refuse_action() RETURNS trigger LANGUAGE plpgsql AS "
+      "$$ BEGIN RAISE EXCEPTION 'actions table unavailable'; END $$");
+  r.d.tdb.exec("CREATE TRIGGER actions_ro BEFORE INSERT ON actions FOR EACH ROW EXECUTE FUNCTION refuse_action()");
+  const fabric::LinkId link = r.d.link("rtsw0001:eth5");
+  r.workflow().tick();
+  EXPECT_EQ(r.driver_calls(), 0u);
+  EXPECT_FALSE(r.capacity.drained(link));
+  EXPECT_TRUE(r.capacity.in_service(link)) << "the reservation is released";
+  EXPECT_EQ(r.workflow().metrics().store_errors.value(), 1u);
+  EXPECT_EQ(r.d.tdb.scalar("SELECT drain_state FROM links WHERE name = '" + r.d.link_name("rtsw0001:eth5") + "'"),
+            "undrained");
+  EXPECT_EQ(r.d.tdb.scalar("SELECT state FROM incidents WHERE id = " + std::to_string(inc)), "triaged");
 }
 
 }  // namespace

@@ -188,7 +188,7 @@ TEST(DbSnapshots, AFabricSnapshotOfTheDemoFabricGoesToRows) {
 TEST(DbSnapshots, ReadsBackTheSameInAnyTimeZone) {
   SnapDb d;
   d.tdb.exec("ALTER DATABASE " + d.tdb.scalar("SELECT current_database()") + " SET timezone TO 'America/St_Johns'");
-  Database other(d.tdb.url());  // a session that starts in that zone
+  AllStores other(d.tdb.url());  // a session that starts in that zone
   ASSERT_EQ(d.tdb.scalar("SHOW timezone"), "America/St_Johns");
   d.read_all(at(0));
   const Snapshot s = snapshot::capture_fabric(d.state(at(0.123456)), "zone");

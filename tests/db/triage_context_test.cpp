@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "db/database.h"
+#include "tests/db/all_stores.h"
 #include "fabric/generator.h"
 #include "tests/db/demo_db.h"
 #include "tests/support/testing.h"

@@ -195,7 +195,7 @@ class WorkflowTest : public ::testing::Test {
 
   Workflow& workflow() {
     if (!wf) {
-      wf = std::make_unique<Workflow>(topo, capacity, drivers, store, signals, policy, clock);
+      wf = std::make_unique<Workflow>(topo, capacity, switches_runner, store, signals, policy, clock, registry);
       const Status st = wf->start();
       EXPECT_TRUE(st.ok()) << st.error();
     }
@@ -226,6 +226,8 @@ class WorkflowTest : public ::testing::Test {
   fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
   CapacityModel capacity{topo};
   DriverSet drivers{topo, JsonRpcOptions{}};
+  InlineSwitchRunner switches_runner{topo, drivers};
+  metrics::Registry registry;
   std::map<std::string, SwitchDriver*> switches;
   MemoryStore store;
   FakeSignals signals;

@@ -1,3 +1,4 @@
+#include "common/files.h"
 #include "service/config.h"
 
 #include <gtest/gtest.h>
@@ -23,9 +24,9 @@ std::string error_of(DaemonSettings s) {
 
 TEST(DaemonConfig, DefaultsAreValid) {
   const DaemonConfig c(good());
-  EXPECT_EQ(c.settings().counter_map_path, default_data_dir() + "/counter_map.json");
+  EXPECT_EQ(c.settings().counter_map_path, data_dir() + "/counter_map.json");
   EXPECT_EQ(c.poll_interval(), std::chrono::seconds(1));
-  EXPECT_EQ(c.settings().detectors_path, default_data_dir() + "/detectors.json");
+  EXPECT_EQ(c.settings().detectors_path, data_dir() + "/detectors.json");
   EXPECT_EQ(c.triage().device_fault_links, 4);
   EXPECT_EQ(c.triage().reopen_window, std::chrono::hours(24));
 }

@@ -13,6 +13,18 @@
 namespace medic::triage {
 namespace {
 
+// What medicd's recorder hands back (triage::Recorded), one incident at a time.
+void bind_id(Triage& t, const IncidentUpdate& u, int64_t id) {
+  Recorded r;
+  r.add_opened(u, id);
+  t.apply(r);
+}
+void close_id(Triage& t, int64_t id, Time at) {
+  Recorded r;
+  r.closed.emplace_back(id, at);
+  t.apply(r);
+}
+
 using detectors::Finding;
 using detectors::FindingKind;
 using detectors::Severity;
@@ -94,7 +106,7 @@ class TriageTest : public ::testing::Test {
     std::vector<int64_t> ids;
     for (const auto& u : r.updates) {
       if (!u.is_new()) continue;
-      t.bind(u, next_id_);
+      bind_id(t, u, next_id_);
       ids.push_back(next_id_++);
     }
     return ids;
@@ -107,7 +119,7 @@ class TriageTest : public ::testing::Test {
                                         on_link(FindingKind::link_down, Severity::warning, up2, a_end, kT0)};
     const TriageResult r0 = t.process(first, kT0);
     EXPECT_EQ(r0.updates.size(), 2u);
-    for (size_t i = 0; i < r0.updates.size(); ++i) t.bind(r0.updates[i], 1 + static_cast<int64_t>(i));
+    for (size_t i = 0; i < r0.updates.size(); ++i) bind_id(t, r0.updates[i], 1 + static_cast<int64_t>(i));
     const std::vector<Finding> second = {on_link(FindingKind::link_flap, Severity::critical, up3, a_end, later),
                                          on_link(FindingKind::corruption, Severity::warning, up4, b_end, later)};
     return t.process(second, later);
@@ -149,7 +161,7 @@ TEST_F(TriageTest, BothEndsOfALinkAreOneIncident) {
   EXPECT_EQ(u.findings[1].port, topo.link(up1).b);
 
   EXPECT_EQ(t.open_count(), 0u);  // not open until the database has given it an id
-  t.bind(u, 7);
+  bind_id(t, u, 7);
   EXPECT_EQ(t.open_count(), 1u);
   EXPECT_EQ(t.open_for_link(up1), 7);
   EXPECT_EQ(t.open_for_link(up2), std::nullopt);
@@ -160,7 +172,7 @@ TEST_F(TriageTest, LaterFindingsOfAnotherKindAttachAndOnlyRaiseSeverity) {
   const std::vector<Finding> first = {on_link(FindingKind::corruption, Severity::warning, up1, b_end, kT0, "crc")};
   const TriageResult r0 = t.process(first, kT0);
   ASSERT_EQ(r0.updates.size(), 1u);
-  t.bind(r0.updates[0], 11);
+  bind_id(t, r0.updates[0], 11);
 
   // Another kind, same severity: attached, nothing rises.
   const std::vector<Finding> optics = {on_link(FindingKind::optics_rx_power, Severity::warning, up1, a_end, kT0 + seconds(10))};
@@ -240,7 +252,7 @@ TEST_F(TriageTest, SuspectComesFromTheOpticsFinding) {
   EXPECT_EQ(r.updates[0].cls, IncidentClass::corruption);
   EXPECT_EQ(r.updates[0].suspect, loss.suspect);
   EXPECT_EQ(r.updates[0].suspect_port, topo.link(up1).b);
-  t.bind(r.updates[0], 5);
+  bind_id(t, r.updates[0], 5);
 
   // Also on an update of an open incident.
   const std::vector<Finding> crc = {on_link(FindingKind::corruption, Severity::critical, up2, a_end, kT0)};
@@ -248,7 +260,7 @@ TEST_F(TriageTest, SuspectComesFromTheOpticsFinding) {
   ASSERT_EQ(r1.updates.size(), 1u);
   EXPECT_TRUE(r1.updates[0].suspect.empty());
   EXPECT_EQ(r1.updates[0].suspect_port, kNone);
-  t.bind(r1.updates[0], 6);
+  bind_id(t, r1.updates[0], 6);
   Finding tx = on_link(FindingKind::optics_tx_power, Severity::warning, up2, a_end, kT0 + seconds(10));
   tx.suspect_port = topo.link(up2).a;
   tx.suspect = "rtsw1:eth2's laser is weak";
@@ -275,7 +287,7 @@ TEST_F(TriageTest, InfoFindingsAreNotedUnlessTheirLinkHasAnOpenIncident) {
   const std::vector<Finding> down = {on_link(FindingKind::link_down, Severity::warning, up3, b_end, kT0)};
   const TriageResult r1 = t.process(down, kT0);
   ASSERT_EQ(r1.updates.size(), 1u);
-  t.bind(r1.updates[0], 9);
+  bind_id(t, r1.updates[0], 9);
 
   const TriageResult r2 = t.process(info, kT0 + seconds(10));
   EXPECT_THAT(r2.noted, IsEmpty());
@@ -346,7 +358,7 @@ TEST_F(TriageTest, MaintenanceOnADeviceCoversItsLinksAtEitherEnd) {
 TEST_F(TriageTest, MaintenanceNotesFindingsEvenForAnOpenIncident) {
   Triage t(topo);
   const std::vector<Finding> fs = {on_link(FindingKind::corruption, Severity::warning, up1, a_end, kT0)};
-  t.bind(t.process(fs, kT0).updates.at(0), 3);
+  bind_id(t, t.process(fs, kT0).updates.at(0), 3);
   const std::vector<Maintenance> mw = {Maintenance{12, up1, kNone, kT0, kT0 + hours(2), "fiber clean"}};
   const std::vector<Finding> crit = {on_link(FindingKind::corruption, Severity::critical, up1, a_end, kT0 + minutes(1))};
   const TriageResult r = t.process(crit, kT0 + minutes(1), mw);
@@ -378,7 +390,7 @@ TEST_F(TriageTest, FourFailingLinksOfOneSwitchAreOneSwitchFault) {
   EXPECT_EQ(u.severity, Severity::critical);
   EXPECT_EQ(u.findings.size(), 5u);
   EXPECT_EQ(u.summary, "rtsw1: 4 links failing within 2m00s (rtsw1:eth1--ctsw1:eth1, ...)");
-  t.bind(u, 40);
+  bind_id(t, u, 40);
   EXPECT_EQ(t.open_count(), 1u);
   EXPECT_EQ(t.open_for_link(up1), std::nullopt);  // held by the device incident, not by a link
 }
@@ -526,7 +538,7 @@ TEST_F(TriageTest, ASwitchUnderASwitchFaultTakesItsNewFailingLinks) {
     const TriageResult r0 = t.process(fs, kT0);
     ASSERT_EQ(r0.updates.size(), 1u);
     ASSERT_EQ(r0.updates[0].cls, IncidentClass::switch_fault);
-    t.bind(r0.updates[0], 40);
+    bind_id(t, r0.updates[0], 40);
 
     // One more uplink and rtsw1's host link fail, each alone: well below the threshold.
     const Time later = kT0 + minutes(10);  // past the grouping window: only the open incident explains it
@@ -576,7 +588,7 @@ TEST_F(TriageTest, OpticsFindingsOnTheLinksOfASwitchUnderASwitchFaultGetLinkInci
   Triage t(topo);
   std::vector<Finding> fs;
   for (const auto l : {up1, up2, up3, up4}) fs.push_back(on_link(FindingKind::link_flap, Severity::critical, l, a_end, kT0));
-  t.bind(t.process(fs, kT0).updates.at(0), 40);
+  bind_id(t, t.process(fs, kT0).updates.at(0), 40);
 
   // A weak transmitter on a link the switch_fault holds, and one on a healthy link: per-port
   // matters, each its own optics incident with its suspect.
@@ -664,9 +676,9 @@ TEST(TriageTieBreak, AHostWhoseLinksAllGoToOneTorIsTheHostFault) {
 TEST_F(TriageTest, AClosedIncidentWhoseFaultReturnsWithinTheWindowIsReopened) {
   Triage t(topo);
   const std::vector<Finding> crc = {on_link(FindingKind::corruption, Severity::warning, up1, a_end, kT0)};
-  t.bind(t.process(crc, kT0).updates.at(0), 7);
+  bind_id(t, t.process(crc, kT0).updates.at(0), 7);
   const Time closed_at = kT0 + hours(1);
-  t.close(7, closed_at);
+  close_id(t, 7, closed_at);
   EXPECT_EQ(t.open_count(), 0u);
   EXPECT_EQ(t.open_for_link(up1), std::nullopt);
 
@@ -686,7 +698,7 @@ TEST_F(TriageTest, AClosedIncidentWhoseFaultReturnsWithinTheWindowIsReopened) {
   EXPECT_EQ(u.started_at, back - seconds(10));
   EXPECT_EQ(u.detected_at, back);
 
-  t.bind(u, 7);
+  bind_id(t, u, 7);
   EXPECT_EQ(t.open_for_link(up1), 7);
   const TriageResult r1 = t.process(flap, back + seconds(10));
   ASSERT_EQ(r1.updates.size(), 1u);
@@ -700,8 +712,8 @@ TEST_F(TriageTest, ReopenWindowBoundary) {
            {hours(24), true}, {hours(24) + kOneUs, false}, {Duration{0}, true}}) {
     Triage t(topo);
     const std::vector<Finding> down = {on_link(FindingKind::link_down, Severity::warning, up2, a_end, kT0 - hours(1))};
-    t.bind(t.process(down, kT0 - hours(1)).updates.at(0), 8);
-    t.close(8, closed_at);
+    bind_id(t, t.process(down, kT0 - hours(1)).updates.at(0), 8);
+    close_id(t, 8, closed_at);
     const std::vector<Finding> again = {on_link(FindingKind::corruption, Severity::warning, up2, a_end, closed_at + delay)};
     const TriageResult r = t.process(again, closed_at + delay);
     ASSERT_EQ(r.updates.size(), 1u);
@@ -714,8 +726,8 @@ TEST_F(TriageTest, ReopenWindowBoundary) {
 TEST_F(TriageTest, ClosingAnUnknownIdChangesNothing) {
   Triage t(topo);
   const std::vector<Finding> down = {on_link(FindingKind::link_down, Severity::warning, up2, a_end, kT0)};
-  t.bind(t.process(down, kT0).updates.at(0), 8);
-  t.close(999, kT0);
+  bind_id(t, t.process(down, kT0).updates.at(0), 8);
+  close_id(t, 999, kT0);
   EXPECT_EQ(t.open_count(), 1u);
   EXPECT_EQ(t.open_for_link(up2), 8);
 }
@@ -774,8 +786,8 @@ TEST_F(TriageTest, SlowReceiversOnEveryNicAreNotAHostFault) {
 TEST_F(TriageTest, ADeviceIncidentReopensWithinTheWindow) {
   Triage t(topo);
   const std::vector<Finding> stale = {on_device(FindingKind::telemetry_stale, dev("ctsw4"), kT0)};
-  t.bind(t.process(stale, kT0).updates.at(0), 30);
-  t.close(30, kT0 + minutes(5));
+  bind_id(t, t.process(stale, kT0).updates.at(0), 30);
+  close_id(t, 30, kT0 + minutes(5));
   const std::vector<Finding> again = {on_device(FindingKind::telemetry_stale, dev("ctsw4"), kT0 + hours(1))};
   const TriageResult r = t.process(again, kT0 + hours(1));
   ASSERT_EQ(r.updates.size(), 1u);
@@ -807,7 +819,7 @@ class ProbeTriageTest : public TriageTest {
     const TriageResult r = t.process(fs, f.observed_at);
     ASSERT_EQ(r.updates.size(), 1u);
     ASSERT_TRUE(r.updates[0].is_new());
-    t.bind(r.updates[0], id);
+    bind_id(t, r.updates[0], id);
   }
 };
 
@@ -1033,7 +1045,7 @@ TEST_F(TriageTest, LoadOpenIncidents) {
   EXPECT_TRUE(r.updates[0].escalated());
   EXPECT_EQ(r.updates[1].incident_id, 101);
   EXPECT_FALSE(r.updates[1].escalated());
-  t.close(100, kT0 + minutes(1));
+  close_id(t, 100, kT0 + minutes(1));
   EXPECT_EQ(t.open_count(), 1u);
 }
 
@@ -1160,9 +1172,10 @@ TEST_F(TriageTest, AClearingFindingResolvesTheOpenMeasurementIncident) {
   EXPECT_TRUE(none.updates[0].resolved);
   EXPECT_EQ(none.updates[0].incident_id, 0);
   EXPECT_TRUE(none.noted.empty());
-  IncidentUpdate late = none.updates[0];
-  t.resolve_identity(late, kT0 + seconds(70));
-  EXPECT_EQ(late.incident_id, 0);
+  const auto late = t.resolve({none.updates[0]}, kT0 + seconds(70));
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].incident_id, 0);
+  EXPECT_EQ(late[0].follows, -1);
   EXPECT_EQ(t.open_count(), 0u);
   // The fault coming back soon after reopens the same incident.
   const TriageResult back =
@@ -1187,14 +1200,23 @@ TEST_F(TriageTest, AClearingFindingKeptWhileUnrecordedClosesTheIncidentRecordedB
   ASSERT_EQ(cleared.updates.size(), 1u);
   ASSERT_TRUE(cleared.updates[0].resolved);
   EXPECT_EQ(cleared.updates[0].incident_id, 0);
-  // The database answers again: recorded in order.
-  IncidentUpdate first = opened.updates[0], second = cleared.updates[0];
-  t.resolve_identity(first, kT0 + seconds(60));
-  ASSERT_TRUE(first.is_new());
-  t.bind(first, 42);
-  t.resolve_identity(second, kT0 + seconds(60));
-  EXPECT_EQ(second.incident_id, 42);
-  EXPECT_TRUE(second.resolved);
+  // The database answers again: the kept updates are resolved as one batch, in order; the
+  // clearing one follows the one that opens its incident (the recorder gives it that id).
+  const auto batch = t.resolve({opened.updates[0], cleared.updates[0]}, kT0 + seconds(60));
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_TRUE(batch[0].is_new());
+  EXPECT_EQ(batch[0].follows, -1);
+  EXPECT_TRUE(batch[1].resolved);
+  EXPECT_EQ(batch[1].follows, 0);
+  // Had the first been recorded before (id 42 handed back), the clearing one closes it.
+  Triage u(topo);
+  u.process(std::vector<Finding>{on_device(FindingKind::reflector_loss, dev("ctsw2"), kT0)}, kT0);
+  Recorded rec;
+  rec.add_opened(opened.updates[0], 42);
+  const auto later = u.resolve({cleared.updates[0]}, kT0 + seconds(60), rec);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].incident_id, 42);
+  EXPECT_EQ(later[0].follows, -1);
 }
 
 TEST_F(TriageTest, AClearingFindingLosesToTheSamePollsReport) {
@@ -1218,23 +1240,30 @@ TEST_F(TriageTest, IdentityIsDecidedAgainForUpdatesKeptWhileUnrecorded) {
                                    kT0 + seconds(5));
   ASSERT_TRUE(a.updates[0].is_new());
   ASSERT_TRUE(b.updates[0].is_new());
-  // Recorded in order: the first opens incident 1, the second joins it.
-  IncidentUpdate first = a.updates[0], second = b.updates[0];
-  t.resolve_identity(first, kT0 + seconds(30));
-  EXPECT_TRUE(first.is_new());
-  t.bind(first, 1);
-  t.resolve_identity(second, kT0 + seconds(30));
-  EXPECT_EQ(second.incident_id, 1);
-  EXPECT_FALSE(second.reopened);
-  EXPECT_EQ(second.previous_severity, Severity::warning);
-  EXPECT_TRUE(second.escalated());
+  // Resolved as one batch: the first opens the incident, the second follows it (and, once
+  // the recorder gives it the first one's id, escalates it).
+  auto batch = t.resolve({a.updates[0], b.updates[0]}, kT0 + seconds(30));
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_TRUE(batch[0].is_new());
+  EXPECT_EQ(batch[1].follows, 0);
+  EXPECT_FALSE(batch[1].reopened);
+  EXPECT_EQ(batch[1].previous_severity, Severity::warning);
+  batch[1].incident_id = 1;  // what the recorder does with `follows`
+  EXPECT_TRUE(batch[1].escalated());
+  // Had the first been recorded already (its id handed back), the second joins it directly.
+  Triage u(topo);
+  Recorded rec;
+  rec.add_opened(a.updates[0], 1);
+  const auto joined = u.resolve({b.updates[0]}, kT0 + seconds(30), rec);
+  EXPECT_EQ(joined[0].incident_id, 1);
+  EXPECT_EQ(joined[0].follows, -1);
+  EXPECT_TRUE(joined[0].escalated());
   // After a reload that shows it closed meanwhile, it reopens instead.
   t.reset();
   t.load_closed(std::vector<ClosedIncident>{{1, IncidentClass::link_flap, up1, kNone, kT0 + seconds(20)}});
-  IncidentUpdate third = b.updates[0];
-  t.resolve_identity(third, kT0 + seconds(30));
-  EXPECT_EQ(third.incident_id, 1);
-  EXPECT_TRUE(third.reopened);
+  const auto third = t.resolve({b.updates[0]}, kT0 + seconds(30));
+  EXPECT_EQ(third[0].incident_id, 1);
+  EXPECT_TRUE(third[0].reopened);
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 #include <pqxx/pqxx>
 
 #include "common/strings.h"
-#include "db/database.h"
+#include "db/snapshot_store.h"
 #include "db/internal.h"
 
 namespace medic::db {
@@ -245,18 +245,18 @@ snapshot::IncidentReading incident_reading(const IncidentRow& r) {
   return i;
 }
 
-Result<int64_t> Database::write_snapshot(const snapshot::Snapshot& s) {
+Result<int64_t> SnapshotStore::write_snapshot(const snapshot::Snapshot& s) {
   if (!snapshot::valid_scope(s.scope)) {
     return Error{"write_snapshot: scope " + quote(s.scope) + " is not incident, action or fabric"};
   }
-  return run("write_snapshot", [&]() -> Result<int64_t> {
+  return c_.run("write_snapshot", [&](Pq& pq) -> Result<int64_t> {
     const bool fabric = s.scope == snapshot::kScopeFabric;
     json data = fabric ? snapshot::to_json_without_ports(s) : snapshot::to_json(s);
     data.erase("id");  // the row's id is the truth
-    if (fabric) return write_fabric(url_, s, data.dump());
+    if (fabric) return write_fabric(c_.url(), s, data.dump());
     const std::string incident = s.incident_id ? std::to_string(s.incident_id) : "";
     const std::string action = s.action_id ? std::to_string(s.action_id) : "";
-    pqxx::work w(conn_->c);
+    pqxx::work w(pq.c);
     const auto r = w.exec_params(
         "INSERT INTO snapshots (incident_id, action_id, reason, taken_at, data, scope, port_count) "
         "VALUES ($1::bigint, $2::bigint, $3, $4::timestamptz, $5::jsonb, $6, $7) RETURNING id",
@@ -268,10 +268,10 @@ Result<int64_t> Database::write_snapshot(const snapshot::Snapshot& s) {
   });
 }
 
-Result<std::optional<snapshot::Snapshot>> Database::snapshot(int64_t id) {
+Result<std::optional<snapshot::Snapshot>> SnapshotStore::snapshot(int64_t id) {
   using Out = std::optional<snapshot::Snapshot>;
-  return run("snapshot", [&]() -> Result<Out> {
-    pqxx::work w(conn_->c);  // one view of the row and its ports
+  return c_.run("snapshot", [&](Pq& pq) -> Result<Out> {
+    pqxx::work w(pq.c);  // one view of the row and its ports
     const auto r = w.exec_params(
         "SELECT scope, reason, coalesce(incident_id, 0), coalesce(action_id, 0), " MEDIC_US("taken_at") ", "
         "data::text, port_count FROM snapshots WHERE id = $1",
@@ -300,9 +300,9 @@ Result<std::optional<snapshot::Snapshot>> Database::snapshot(int64_t id) {
   });
 }
 
-Result<std::vector<SnapshotRow>> Database::snapshots(const SnapshotFilter& f) {
-  return run("snapshots", [&]() -> Result<std::vector<SnapshotRow>> {
-    pqxx::nontransaction n(conn_->c);
+Result<std::vector<SnapshotRow>> SnapshotStore::snapshots(const SnapshotFilter& f) {
+  return c_.run("snapshots", [&](Pq& pq) -> Result<std::vector<SnapshotRow>> {
+    pqxx::nontransaction n(pq.c);
     const std::string incident = f.incident_id ? std::to_string(*f.incident_id) : "";
     const std::string scope = f.scope.value_or("");
     const auto r = n.exec_params(
@@ -331,9 +331,9 @@ Result<std::vector<SnapshotRow>> Database::snapshots(const SnapshotFilter& f) {
   });
 }
 
-Result<int64_t> Database::prune_snapshots(Time older_than) {
-  return run("prune_snapshots", [&]() -> Result<int64_t> {
-    pqxx::work w(conn_->c);
+Result<int64_t> SnapshotStore::prune_snapshots(Time older_than) {
+  return c_.run("prune_snapshots", [&](Pq& pq) -> Result<int64_t> {
+    pqxx::work w(pq.c);
     const auto r = w.exec_params("DELETE FROM snapshots WHERE taken_at < $1::timestamptz", ts(older_than));
     w.commit();
     return static_cast<int64_t>(r.affected_rows());

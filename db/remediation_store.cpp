@@ -1,9 +1,12 @@
-// The remediation workflow's SQL: open cases, the action journal with its fencing, the
-// circuit breaker, engineers' decisions and the leader row.
+// The remediation workflow's records: open cases, the action journal with its fencing, the
+// circuit breaker; and remediation::RemediationStore on top of them for medicd.
+#include "db/remediation_store.h"
+
+#include <spdlog/spdlog.h>
+
 #include <nlohmann/json.hpp>
 
 #include "db/internal.h"
-#include "db/remediation_store.h"
 
 namespace medic::db {
 
@@ -19,14 +22,14 @@ std::optional<double> read_double(const pqxx::field& f) {
 
 }  // namespace
 
-Result<std::vector<CaseRow>> Database::open_cases() {
-  return run("open_cases", [&]() -> Result<std::vector<CaseRow>> {
-    pqxx::nontransaction n(conn_->c);
+Result<std::vector<CaseRow>> RemediationRecords::open_cases() {
+  return c_.run("open_cases", [&](Pq& pq) -> Result<std::vector<CaseRow>> {
+    pqxx::nontransaction n(pq.c);
     const auto r = n.exec(
         "SELECT id, class, severity, state, link, "
         "CASE WHEN state = 'pending_approval' THEN coalesce(approval_reason, '') ELSE coalesce(blocked_reason, '') END, "
         "coalesce(approved_by, ''), coalesce(loss_estimate, 0), validation_failures, " MEDIC_US("validating_since") ", "
-        MEDIC_US("detected_at") " FROM incidents "
+        MEDIC_US("detected_at") ", " MEDIC_US("started_at") " FROM incidents "
         "WHERE link IS NOT NULL AND (state NOT IN ('closed', 'dismissed') OR (state = 'dismissed' AND EXISTS ("
         "SELECT 1 FROM links l WHERE l.name = incidents.link AND l.drain_state = 'drained' AND "
         "l.drain_incident_id = incidents.id))) ORDER BY id");
@@ -45,15 +48,16 @@ Result<std::vector<CaseRow>> Database::open_cases() {
       c.validation_failures = row[8].as<int>();
       c.validating_since = read_time(row[9]);
       c.detected_at = read_time(row[10]);
+      c.started_at = read_time(row[11]);
       out.push_back(std::move(c));
     }
     return out;
   });
 }
 
-Result<std::vector<UnfinishedAction>> Database::unfinished_actions() {
-  return run("unfinished_actions", [&]() -> Result<std::vector<UnfinishedAction>> {
-    pqxx::nontransaction n(conn_->c);
+Result<std::vector<UnfinishedAction>> RemediationRecords::unfinished_actions() {
+  return c_.run("unfinished_actions", [&](Pq& pq) -> Result<std::vector<UnfinishedAction>> {
+    pqxx::nontransaction n(pq.c);
     const auto r = n.exec(
         "SELECT id, coalesce(incident_id, 0), link, kind, state, " MEDIC_US("intent_at") ", traffic_before "
         "FROM actions WHERE state IN ('intent', 'applied') ORDER BY id");
@@ -73,9 +77,9 @@ Result<std::vector<UnfinishedAction>> Database::unfinished_actions() {
   });
 }
 
-Result<std::vector<std::pair<std::string, Time>>> Database::drains_since(Time since) {
-  return run("drains_since", [&]() -> Result<std::vector<std::pair<std::string, Time>>> {
-    pqxx::nontransaction n(conn_->c);
+Result<std::vector<std::pair<std::string, Time>>> RemediationRecords::drains_since(Time since) {
+  return c_.run("drains_since", [&](Pq& pq) -> Result<std::vector<std::pair<std::string, Time>>> {
+    pqxx::nontransaction n(pq.c);
     const auto r = n.exec_params(
         "SELECT link, " MEDIC_US("intent_at") " FROM actions WHERE kind = 'drain' "
         "AND state NOT IN ('refused', 'reconciled') AND intent_at >= $1::timestamptz ORDER BY intent_at",
@@ -86,9 +90,9 @@ Result<std::vector<std::pair<std::string, Time>>> Database::drains_since(Time si
   });
 }
 
-Status Database::set_validation(int64_t incident, int failures, std::optional<Time> since) {
-  return run("set_validation", [&]() -> Status {
-    pqxx::work w(conn_->c);
+Status RemediationRecords::set_validation(int64_t incident, int failures, std::optional<Time> since) {
+  return c_.run("set_validation", [&](Pq& pq) -> Status {
+    pqxx::work w(pq.c);
     const std::string at = since ? ts(*since) : "";
     const auto r = w.exec_params(
         "UPDATE incidents SET validation_failures = $2, validating_since = $3::timestamptz, updated_at = now() "
@@ -100,32 +104,19 @@ Status Database::set_validation(int64_t incident, int failures, std::optional<Ti
   });
 }
 
-Status Database::set_loss(int64_t incident, double loss) {
-  return run("set_loss", [&]() -> Status {
-    pqxx::work w(conn_->c);
+Status RemediationRecords::set_loss(int64_t incident, double loss) {
+  return c_.run("set_loss", [&](Pq& pq) -> Status {
+    pqxx::work w(pq.c);
     w.exec_params("UPDATE incidents SET loss_estimate = $2 WHERE id = $1", incident, loss);
     w.commit();
     return Ok{};
   });
 }
 
-Status Database::set_link_oper(const std::vector<std::pair<std::string, bool>>& links, Time at) {
-  return run("set_link_oper", [&]() -> Status {
-    pqxx::work w(conn_->c);
-    for (const auto& [name, up] : links) {
-      w.exec_params(
-          "UPDATE links SET oper_state = $2, oper_changed_at = $3::timestamptz WHERE name = $1 AND oper_state <> $2",
-          name, std::string(up ? "up" : "down"), ts(at));
-    }
-    w.commit();
-    return Ok{};
-  });
-}
-
-Result<int64_t> Database::begin_action(const remediation::ActionIntent& in, const std::string& link,
+Result<int64_t> RemediationRecords::begin_action(const remediation::ActionIntent& in, const std::string& link,
                                        double traffic_before, const std::string& daemon, int64_t epoch) {
-  return run("begin_action", [&]() -> Result<int64_t> {
-    pqxx::work w(conn_->c);
+  return c_.run("begin_action", [&](Pq& pq) -> Result<int64_t> {
+    pqxx::work w(pq.c);
     if (!daemon.empty()) {
       // Fencing: the leader row is locked for the rest of this transaction, so a new leader
       // cannot take over between this check and the insert.
@@ -152,9 +143,9 @@ Result<int64_t> Database::begin_action(const remediation::ActionIntent& in, cons
   });
 }
 
-Status Database::action_applied(int64_t action, const std::vector<std::string>& steps) {
-  return run("action_applied", [&]() -> Status {
-    pqxx::work w(conn_->c);
+Status RemediationRecords::action_applied(int64_t action, const std::vector<std::string>& steps) {
+  return c_.run("action_applied", [&](Pq& pq) -> Status {
+    pqxx::work w(pq.c);
     const json s = steps;
     const auto r = w.exec_params(
         "UPDATE actions SET state = 'applied', steps = $2::jsonb WHERE id = $1 AND state IN ('intent', 'applied')",
@@ -165,11 +156,11 @@ Status Database::action_applied(int64_t action, const std::vector<std::string>& 
   });
 }
 
-Status Database::finish_action(int64_t action, const remediation::ActionIntent& in, const std::string& end,
+Status RemediationRecords::finish_action(int64_t action, const remediation::ActionIntent& in, const std::string& end,
                                bool link_drained, const std::string& reason, const std::vector<std::string>& steps,
                                Time at, const std::string& link) {
-  return run("finish_action", [&]() -> Status {
-    pqxx::work w(conn_->c);
+  return c_.run("finish_action", [&](Pq& pq) -> Status {
+    pqxx::work w(pq.c);
     const json s = steps;
     const auto r = w.exec_params(
         "UPDATE actions SET state = $2, reason = $3, steps = $4::jsonb, result_at = $5::timestamptz "
@@ -186,17 +177,17 @@ Status Database::finish_action(int64_t action, const remediation::ActionIntent& 
   });
 }
 
-Result<int> Database::incidents_opened_since(Time since) {
-  return run("incidents_opened_since", [&]() -> Result<int> {
-    pqxx::nontransaction n(conn_->c);
+Result<int> RemediationRecords::incidents_opened_since(Time since) {
+  return c_.run("incidents_opened_since", [&](Pq& pq) -> Result<int> {
+    pqxx::nontransaction n(pq.c);
     const auto r = n.exec_params("SELECT count(*) FROM incidents WHERE detected_at >= $1::timestamptz", ts(since));
     return r[0][0].as<int>();
   });
 }
 
-Result<BreakerRow> Database::breaker() {
-  return run("breaker", [&]() -> Result<BreakerRow> {
-    pqxx::nontransaction n(conn_->c);
+Result<BreakerRow> RemediationRecords::breaker() {
+  return c_.run("breaker", [&](Pq& pq) -> Result<BreakerRow> {
+    pqxx::nontransaction n(pq.c);
     const auto r = n.exec("SELECT open, " MEDIC_US("opened_at") ", coalesce(reason, ''), " MEDIC_US("reset_at")
                           ", coalesce(reset_by, '') FROM breaker WHERE id = 1");
     BreakerRow b;
@@ -210,9 +201,9 @@ Result<BreakerRow> Database::breaker() {
   });
 }
 
-Status Database::open_breaker(Time at, const std::string& reason) {
-  return run("open_breaker", [&]() -> Status {
-    pqxx::work w(conn_->c);
+Status RemediationRecords::open_breaker(Time at, const std::string& reason) {
+  return c_.run("open_breaker", [&](Pq& pq) -> Status {
+    pqxx::work w(pq.c);
     w.exec_params("UPDATE breaker SET open = true, opened_at = $1::timestamptz, reason = $2 WHERE id = 1", ts(at),
                   reason);
     w.commit();
@@ -220,133 +211,45 @@ Status Database::open_breaker(Time at, const std::string& reason) {
   });
 }
 
-Status Database::reset_breaker(Time at, const std::string& by) {
-  return run("reset_breaker", [&]() -> Status {
-    pqxx::work w(conn_->c);
-    const auto r = w.exec_params(
-        "UPDATE breaker SET open = false, reset_at = $1::timestamptz, reset_by = $2 WHERE id = 1 AND open", ts(at),
-        by);
-    if (r.affected_rows() != 1) return Error::conflict("the circuit breaker is not open");
-    w.commit();
-    return Ok{};
+Result<std::vector<ActionRow>> RemediationRecords::actions(std::optional<int64_t> incident_id) {
+  return c_.run("actions", [&](Pq& pq) -> Result<std::vector<ActionRow>> {
+    pqxx::nontransaction n(pq.c);
+    const std::string id = incident_id ? std::to_string(*incident_id) : "";
+    const auto r = n.exec_params(
+        "SELECT id, coalesce(incident_id, 0), link, kind, state, coalesce(reason, ''), steps::text, "
+        MEDIC_US("intent_at") ", " MEDIC_US("result_at") " FROM actions "
+        "WHERE ($1::bigint IS NULL OR incident_id = $1::bigint) ORDER BY id",
+        opt_text(id));
+    std::vector<ActionRow> out;
+    for (const auto& row : r) {
+      ActionRow a;
+      a.id = row[0].as<int64_t>();
+      a.incident_id = row[1].as<int64_t>();
+      a.link = read_text(row[2]);
+      a.kind = read_text(row[3]);
+      a.state = read_text(row[4]);
+      a.reason = read_text(row[5]);
+      a.steps_json = read_text(row[6]);
+      a.intent_at = *read_time(row[7]);
+      a.result_at = read_time(row[8]);
+      out.push_back(std::move(a));
+    }
+    return out;
   });
 }
 
-namespace {
-
-// The incident's state, or an error naming the id.
-Result<std::string> locked_state(pqxx::work& w, int64_t id) {
-  const auto r = w.exec_params("SELECT state FROM incidents WHERE id = $1 FOR UPDATE", id);
-  if (r.empty()) return Error::not_found("no incident with id " + std::to_string(id));
-  return r[0][0].as<std::string>();
-}
-
-}  // namespace
-
-Status Database::approve_incident(int64_t id, const std::string& by, Time at) {
-  return run("approve_incident", [&]() -> Status {
-    pqxx::work w(conn_->c);
-    auto st = locked_state(w, id);
-    if (!st.ok()) return st.failure();
-    if (*st != "pending_approval" && *st != "blocked" && *st != "triaged" && *st != "detected") {
-      return Error::conflict("incident " + std::to_string(id) + " is " + *st +
-                             ": only an incident waiting for its drain (pending_approval, blocked, triaged) can be approved");
-    }
-    w.exec_params("UPDATE incidents SET approved_by = $2, approved_at = $3::timestamptz, updated_at = now() WHERE id = $1",
-                  id, by, ts(at));
-    insert_event(w, id, at, *st, "drain approved by " + by);
-    w.commit();
-    return Ok{};
-  });
-}
-
-Status Database::mark_repaired(int64_t id, const std::string& by, Time at) {
-  return run("mark_repaired", [&]() -> Status {
-    pqxx::work w(conn_->c);
-    auto st = locked_state(w, id);
-    if (!st.ok()) return st.failure();
-    if (*st != "repair_requested" && *st != "escalated") {
-      return Error::conflict("incident " + std::to_string(id) + " is " + *st +
-                             ": only a drained link waiting for repair (repair_requested, escalated) can be marked repaired");
-    }
-    const auto d = w.exec_params(
-        "SELECT l.drain_state FROM incidents i JOIN links l ON l.name = i.link WHERE i.id = $1", id);
-    if (d.empty() || d[0][0].as<std::string>() != "drained") {
-      return Error::conflict("incident " + std::to_string(id) +
-                             ": its link is not drained, so there is nothing to put back; dismiss it instead");
-    }
+Status RemediationRecords::write_refusal(const remediation::ActionIntent& in, const std::string& link,
+                               const std::string& reason) {
+  return c_.run("write_refusal", [&](Pq& pq) -> Status {
+    pqxx::work w(pq.c);
     w.exec_params(
-        "UPDATE incidents SET state = 'repaired', repaired_at = $2::timestamptz, updated_at = now() WHERE id = $1", id,
-        ts(at));
-    insert_event(w, id, at, "repaired", "marked repaired by " + by);
+        "INSERT INTO actions (incident_id, link, kind, state, reason, intent_at, result_at) "
+        "VALUES (nullif($1, 0), $2, $3, 'refused', $4, $5::timestamptz, $5::timestamptz)",
+        in.incident_id, link, std::string(remediation::to_string(in.kind)), reason, ts(in.at));
     w.commit();
     return Ok{};
   });
 }
-
-Status Database::dismiss_incident(int64_t id, const std::string& by, const std::string& reason, Time at) {
-  return run("dismiss_incident", [&]() -> Status {
-    pqxx::work w(conn_->c);
-    auto st = locked_state(w, id);
-    if (!st.ok()) return st.failure();
-    if (*st == "closed" || *st == "dismissed") {
-      return Error::conflict("incident " + std::to_string(id) + " is already " + *st);
-    }
-    w.exec_params(
-        "UPDATE incidents SET state = 'dismissed', dismissed_at = $2::timestamptz, blocked_reason = $3, "
-        "updated_at = now() WHERE id = $1",
-        id, ts(at), "dismissed by " + by + (reason.empty() ? "" : ": " + reason));
-    insert_event(w, id, at, "dismissed", "dismissed by " + by + (reason.empty() ? "" : ": " + reason));
-    w.commit();
-    return Ok{};
-  });
-}
-
-Result<int64_t> Database::claim_leadership(const std::string& daemon, Time at) {
-  return run("claim_leadership", [&]() -> Result<int64_t> {
-    pqxx::work w(conn_->c);
-    const auto r = w.exec_params(
-        "INSERT INTO leader (id, daemon, epoch, since, heartbeat) VALUES (1, $1, 1, $2::timestamptz, $2::timestamptz) "
-        "ON CONFLICT (id) DO UPDATE SET daemon = $1, epoch = leader.epoch + 1, since = $2::timestamptz, "
-        "heartbeat = $2::timestamptz RETURNING epoch",
-        daemon, ts(at));
-    w.commit();
-    return r[0][0].as<int64_t>();
-  });
-}
-
-Status Database::leader_heartbeat(const std::string& daemon, int64_t epoch, Time at) {
-  return run("leader_heartbeat", [&]() -> Status {
-    pqxx::work w(conn_->c);
-    const auto r = w.exec_params(
-        "UPDATE leader SET heartbeat = $3::timestamptz WHERE id = 1 AND daemon = $1 AND epoch = $2", daemon, epoch,
-        ts(at));
-    if (r.affected_rows() != 1) return Error::conflict(daemon + " no longer leads (epoch " + std::to_string(epoch) + ")");
-    w.commit();
-    return Ok{};
-  });
-}
-
-Result<std::optional<LeaderRow>> Database::leader() {
-  return run("leader", [&]() -> Result<std::optional<LeaderRow>> {
-    pqxx::nontransaction n(conn_->c);
-    const auto r = n.exec("SELECT daemon, epoch, " MEDIC_US("since") ", " MEDIC_US("heartbeat") " FROM leader WHERE id = 1");
-    if (r.empty()) return std::optional<LeaderRow>{};
-    LeaderRow l;
-    l.daemon = read_text(r[0][0]);
-    l.epoch = r[0][1].as<int64_t>();
-    l.since = *read_time(r[0][2]);
-    l.heartbeat = *read_time(r[0][3]);
-    return std::optional<LeaderRow>{l};
-  });
-}
-
-}  // namespace medic::db
-
-// ---------------------------------------------------------------------------------------
-// DbRemediationStore
-
-namespace medic::db {
 
 Result<std::vector<remediation::CaseRecord>> DbRemediationStore::open_cases() {
   auto rows = db_.open_cases();
@@ -370,6 +273,7 @@ Result<std::vector<remediation::CaseRecord>> DbRemediationStore::open_cases() {
     c.validating_since = r.validating_since;
     c.approved = !r.approved_by.empty();
     c.blocked_reason = r.reason;
+    c.fault_at = r.started_at ? r.started_at : r.detected_at;
     out.push_back(std::move(c));
   }
   return out;
@@ -410,7 +314,7 @@ Result<std::vector<std::pair<fabric::LinkId, Time>>> DbRemediationStore::drains_
 
 Status DbRemediationStore::set_state(int64_t incident, triage::IncidentState state, Time at,
                                      const std::string& reason) {
-  return db_.set_incident_state(incident, state, at, reason);
+  return incidents_.set_incident_state(incident, state, at, reason);
 }
 
 Status DbRemediationStore::set_validation(int64_t incident, int failures, std::optional<Time> since) {

@@ -1,4 +1,4 @@
-#include "service/pipeline.h"
+#include "pipeline/pipeline.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include "fabric/loader.h"
 #include "tests/support/testing.h"
 
-namespace medic::service {
+namespace medic::pipeline {
 namespace {
 
 using detectors::FindingKind;
@@ -170,8 +170,13 @@ class PipelineTest : public ::testing::Test {
     answers[1].answered = !o.ctsw1_silent;
     answers[1].format = telemetry::detect_format("application/json", oc);
     answers[1].body = o.ctsw1_silent ? std::string_view() : std::string_view(oc);
-    return p.poll(answers, t, {}, rounds);
+    PollOutcome out = p.poll(answers, t, {}, rounds, recorded);
+    recorded = {};
+    return out;
   }
+  // What medicd's recorder hands back: incident `id` for update `u`, taken in at the next poll.
+  void bind_id(Pipeline&, const triage::IncidentUpdate& u, int64_t id) { recorded.add_opened(u, id); }
+  triage::Recorded recorded;
   static Time at(int n) { return kT0 + n * kPoll; }
 
   fabric::Topology topo = topology();
@@ -293,13 +298,14 @@ TEST_F(PipelineTest, AFlappingPortGivesFindingsAndAnIncident) {
   EXPECT_EQ(u.severity, Severity::critical);
   EXPECT_EQ(u.findings.size(), 2u);
   EXPECT_TRUE(p.detectors().flap().suppressed(l2, at(3)));
-  p.triage().bind(u, 1);
-  EXPECT_EQ(p.triage().open_for_link(l2), 1);
+  bind_id(p, u, 1);
 
-  // Suppressed: more flaps say nothing new; corrupted frames on the link join the incident.
+  // Suppressed: more flaps say nothing new; corrupted frames on the link join the incident
+  // (whose id the recorder handed back with this poll).
   flap();
   fabric.rtsw1["eth2"].crc += 500;
   out = poll(p, 4);
+  EXPECT_EQ(p.triage().open_for_link(l2), 1);
   ASSERT_EQ(out.findings.size(), 1u);
   EXPECT_EQ(out.findings[0].kind, FindingKind::corruption);
   ASSERT_EQ(out.triage.updates.size(), 1u);
@@ -373,7 +379,7 @@ TEST_F(PipelineTest, ADeviceThatDoesNotAnswerIsStaleAfterTheConfiguredTime) {
   EXPECT_EQ(out.findings[0].summary, "rtsw1 has not answered for 20.0s (last error: connect timeout after 2.0s)");
   ASSERT_EQ(out.triage.updates.size(), 1u);
   EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::telemetry_stale);
-  p.triage().bind(out.triage.updates[0], 3);
+  bind_id(p, out.triage.updates[0], 3);
   EXPECT_THAT(poll(p, 3, silent).findings, IsEmpty());
 
   // It answers again, then falls silent: counted from its last answer.
@@ -472,7 +478,7 @@ TEST_F(PipelineTest, ProbeRoundsBecomeFindingsThatGoThroughTriage) {
   EXPECT_EQ(u.link, l1);
   EXPECT_EQ(u.severity, Severity::critical);
   EXPECT_FALSE(u.corroborated);
-  p.triage().bind(u, 1);
+  bind_id(p, u, 1);
 
   // The same verdict in the next rounds is no news; no rounds at all is no news either.
   fabric.traffic();
@@ -505,7 +511,7 @@ TEST_F(PipelineTest, AProbeVerdictJoinsTheCounterIncidentOfItsLink) {
   PollOutcome out = poll(p, 1);
   ASSERT_EQ(out.triage.updates.size(), 1u);
   EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::corruption);
-  p.triage().bind(out.triage.updates[0], 5);
+  bind_id(p, out.triage.updates[0], 5);
 
   fabric.traffic();
   const std::vector<probes::RoundResult> rounds = {lossy_round(at(2), 3, l2, 0.004)};
@@ -611,4 +617,4 @@ TEST_F(PipelineTest, AnAbsurdSampleIsTheDevicesTelemetryNeverItsLink) {
 }
 
 }  // namespace
-}  // namespace medic::service
+}  // namespace medic::pipeline

@@ -10,13 +10,13 @@
 
 #include "detectors/detectors.h"
 #include "detectors/probe.h"
-#include "probes/scheduler.h"
+#include "probes/round.h"
 #include "fabric/topology.h"
 #include "telemetry/mapping.h"
 #include "telemetry/tracker.h"
 #include "triage/triage.h"
 
-namespace medic::service {
+namespace medic::pipeline {
 
 struct DeviceAnswer {
   fabric::DeviceId device = fabric::kNone;
@@ -49,12 +49,25 @@ class Pipeline {
   Pipeline(const fabric::Topology& topology, const telemetry::CounterMap& map,
            const detectors::DetectorConfig& detector_config, triage::TriageConfig triage_config = {});
 
-  // `rounds`: probe rounds finished since the last poll (medicd's prober).
+  // `rounds`: probe rounds finished since the last poll (medicd's prober); `recorded`: what
+  // recording the earlier updates gave back (incident ids, closed incidents).
   PollOutcome poll(std::span<const DeviceAnswer> answers, Time now,
                    std::span<const triage::Maintenance> maintenance = {},
-                   std::span<const probes::RoundResult> rounds = {});
+                   std::span<const probes::RoundResult> rounds = {}, const triage::Recorded& recorded = {});
 
-  triage::Triage& triage() { return triage_; }
+  // Updates kept while they could not be recorded, given the identity triage knows now
+  // (triage::Triage::resolve), after taking in `recorded`.
+  std::vector<triage::IncidentUpdate> resolve_kept(std::vector<triage::IncidentUpdate> kept, Time now,
+                                                   const triage::Recorded& recorded = {}) {
+    return triage_.resolve(std::move(kept), now, recorded);
+  }
+  // Triage starts over from what the database holds (leading again).
+  void reload(std::span<const triage::OpenIncident> open, std::span<const triage::ClosedIncident> closed) {
+    triage_.reset();
+    triage_.load_open(open);
+    triage_.load_closed(closed);
+  }
+  const triage::Triage& triage() const { return triage_; }
   const detectors::DetectorSet& detectors() const { return detectors_; }
   // -1 unknown, 0 down, 1 up, as the link's ends last reported.
   int link_oper(fabric::LinkId link) const;
@@ -87,4 +100,4 @@ class Pipeline {
   std::vector<telemetry::PortSample> samples_;
 };
 
-}  // namespace medic::service
+}  // namespace medic::pipeline

@@ -1,6 +1,6 @@
-#include "service/pipeline.h"
+#include "pipeline/pipeline.h"
 
-namespace medic::service {
+namespace medic::pipeline {
 
 namespace {
 std::vector<double> port_speeds(const fabric::Topology& t) {
@@ -30,7 +30,7 @@ int Pipeline::link_oper(fabric::LinkId link) const { return link_oper_[link]; }
 
 PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
                            std::span<const triage::Maintenance> maintenance,
-                           std::span<const probes::RoundResult> rounds) {
+                           std::span<const probes::RoundResult> rounds, const triage::Recorded& recorded) {
   PollOutcome out;
   samples_.clear();
   size_t asked = 0, failed = 0;
@@ -95,8 +95,8 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
         [&](fabric::DeviceId d) { return d < last_missed_.size() && last_missed_[d] != Time{} && last_missed_[d] >= r.window_from; },
         out.findings);
   }
-  out.triage = triage_.process(out.findings, now, maintenance);
+  out.triage = triage_.process(out.findings, now, maintenance, recorded);
   return out;
 }
 
-}  // namespace medic::service
+}  // namespace medic::pipeline

@@ -1,0 +1,77 @@
+// Incidents, their findings and their history.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/time.h"
+#include "db/connection.h"
+#include "detectors/finding.h"
+#include "fabric/topology.h"
+#include "triage/triage.h"
+
+namespace medic::db {
+
+struct IncidentRow {
+  int64_t id = 0;
+  std::string incident_class, state, severity, link, device, summary, blocked_reason, suspect, suspect_port;
+  int reopen_count = 0;
+  std::optional<Time> reopened_at;
+  std::optional<Time> started_at, detected_at, triaged_at, mitigated_at, repair_requested_at,
+      repaired_at, validated_at, undrained_at, closed_at, dismissed_at, escalated_at;
+};
+
+struct IncidentFilter {
+  bool open_only = false;
+  std::optional<int64_t> id;
+  std::optional<std::string> incident_class;
+  int limit = 1000;
+};
+
+struct FindingRow {
+  int64_t id = 0;
+  int64_t incident_id = 0;
+  std::string kind, severity, link, device, port, summary, evidence_json, note;
+  Time first_seen{}, observed_at{};
+};
+
+struct IncidentEventRow {
+  int64_t id = 0;
+  Time at{};
+  std::string state, note;
+};
+
+class IncidentStore {
+ public:
+  explicit IncidentStore(Connection& c) : c_(c) {}
+
+  Result<std::vector<IncidentRow>> incidents(const IncidentFilter& filter);
+  // Inserts a new incident (state triaged) with its findings; returns its id.
+  Result<int64_t> open_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now);
+  // A closed incident whose fault came back: triaged again, its later stages cleared (the
+  // earlier ones stay in incident_events), reopen_count raised, the findings attached.
+  Status reopen_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now);
+  // Attaches findings to an open incident; raises its severity (and summary) if the update did.
+  Status add_findings(const triage::IncidentUpdate& u, const fabric::Topology& topology);
+  Status add_findings(int64_t incident_id, const std::vector<detectors::Finding>& findings,
+                      const fabric::Topology& topology);
+  // A measurement incident whose measurement works again: its findings attached and the
+  // incident closed, in one transaction (a retry never records the findings twice).
+  Status resolve_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now);
+  // Findings that open no incident, with the reason (noted, maintenance).
+  Status record_noted(const std::vector<triage::NotedFinding>& noted, const fabric::Topology& topology);
+  Result<std::vector<FindingRow>> findings(int64_t incident_id);
+  Result<std::vector<IncidentEventRow>> incident_events(int64_t incident_id);
+  // Incidents closed or dismissed since `since`, for triage's reopen rule.
+  Result<std::vector<IncidentRow>> closed_since(Time since);
+  // Moves an incident to a state and stamps that stage's timestamp (first time only).
+  Status set_incident_state(int64_t id, triage::IncidentState state, Time at, const std::string& reason = "");
+
+ private:
+  Connection& c_;
+};
+
+}  // namespace medic::db

@@ -1,0 +1,62 @@
+// Maintenance windows.
+#include "db/maintenance_store.h"
+
+#include "db/internal.h"
+
+namespace medic::db {
+
+using namespace internal;
+
+Result<int64_t> MaintenanceStore::add_maintenance(const MaintenanceRow& m) {
+  return c_.run("add_maintenance", [&](Pq& pq) -> Result<int64_t> {
+    pqxx::work w(pq.c);
+    const auto r = w.exec_params(
+        "INSERT INTO maintenance (link, device, starts_at, ends_at, reason, created_by) "
+        "VALUES ($1, $2, $3::timestamptz, $4::timestamptz, $5, $6) RETURNING id",
+        opt_text(m.link), opt_text(m.device), ts(m.starts_at), ts(m.ends_at), m.reason, m.created_by);
+    w.commit();
+    return r[0][0].as<int64_t>();
+  });
+}
+
+Result<std::vector<MaintenanceRow>> MaintenanceStore::maintenance(std::optional<Time> at) {
+  return c_.run("maintenance", [&](Pq& pq) -> Result<std::vector<MaintenanceRow>> {
+    pqxx::nontransaction n(pq.c);
+    const std::string a = at ? ts(*at) : "";
+    const auto r = n.exec_params(
+        "SELECT id, coalesce(link, ''), coalesce(device, ''), " MEDIC_US("starts_at") ", " MEDIC_US("ends_at")
+        ", reason, created_by FROM maintenance WHERE ($1::timestamptz IS NULL OR ends_at > $1::timestamptz) "
+        "ORDER BY starts_at, id",
+        opt_text(a));
+    std::vector<MaintenanceRow> out;
+    for (const auto& row : r) {
+      MaintenanceRow m;
+      m.id = row[0].as<int64_t>();
+      m.link = read_text(row[1]);
+      m.device = read_text(row[2]);
+      m.starts_at = *read_time(row[3]);
+      m.ends_at = *read_time(row[4]);
+      m.reason = read_text(row[5]);
+      m.created_by = read_text(row[6]);
+      out.push_back(std::move(m));
+    }
+    return out;
+  });
+}
+
+Status MaintenanceStore::end_maintenance(int64_t id, Time at) {
+  return c_.run("end_maintenance", [&](Pq& pq) -> Status {
+    pqxx::work w(pq.c);
+    const auto r = w.exec_params(
+        // A window not yet begun is cancelled: it becomes a moment at `at`, over at once.
+        "UPDATE maintenance SET starts_at = least(starts_at, $2::timestamptz), "
+        "ends_at = greatest(least(starts_at, $2::timestamptz) + interval '1 microsecond', $2::timestamptz) "
+        "WHERE id = $1 AND ends_at > $2::timestamptz",
+        id, ts(at));
+    if (r.affected_rows() != 1) return Error{"no maintenance window #" + std::to_string(id) + " still running"};
+    w.commit();
+    return Ok{};
+  });
+}
+
+}  // namespace medic::db

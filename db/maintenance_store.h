@@ -1,0 +1,36 @@
+// Maintenance windows: findings on a link or device under one are noted, not acted on.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/time.h"
+#include "db/connection.h"
+
+namespace medic::db {
+
+struct MaintenanceRow {
+  int64_t id = 0;
+  std::string link;    // a link's name, or
+  std::string device;  // a device's name
+  Time starts_at{}, ends_at{};
+  std::string reason, created_by;
+};
+
+class MaintenanceStore {
+ public:
+  explicit MaintenanceStore(Connection& c) : c_(c) {}
+
+  Result<int64_t> add_maintenance(const MaintenanceRow& m);
+  // Windows not yet over at `at` (all of them when nullopt).
+  Result<std::vector<MaintenanceRow>> maintenance(std::optional<Time> active_or_future_at);
+  Status end_maintenance(int64_t id, Time at);
+
+ private:
+  Connection& c_;
+};
+
+}  // namespace medic::db
