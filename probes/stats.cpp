@@ -42,7 +42,10 @@ void QuantileSketch::add(double value) {
     ++zeros_;
     return;
   }
-  const int k = key(value);
+  ++slot(key(value));
+}
+
+uint64_t& QuantileSketch::slot(int k) {
   if (buckets_.empty()) {
     offset_ = k;
     buckets_.assign(1, 0);
@@ -52,7 +55,7 @@ void QuantileSketch::add(double value) {
   } else if (k >= offset_ + static_cast<int>(buckets_.size())) {
     buckets_.resize(static_cast<size_t>(k - offset_ + 1), 0);
   }
-  ++buckets_[static_cast<size_t>(k - offset_)];
+  return buckets_[static_cast<size_t>(k - offset_)];
 }
 
 void QuantileSketch::merge(const QuantileSketch& o) {
@@ -67,17 +70,7 @@ void QuantileSketch::merge(const QuantileSketch& o) {
   zeros_ += o.zeros_;
   for (size_t i = 0; i < o.buckets_.size(); ++i) {
     if (o.buckets_[i] == 0) continue;
-    const int k = o.offset_ + static_cast<int>(i);
-    if (buckets_.empty()) {
-      offset_ = k;
-      buckets_.assign(1, 0);
-    } else if (k < offset_) {
-      buckets_.insert(buckets_.begin(), static_cast<size_t>(offset_ - k), 0);
-      offset_ = k;
-    } else if (k >= offset_ + static_cast<int>(buckets_.size())) {
-      buckets_.resize(static_cast<size_t>(k - offset_ + 1), 0);
-    }
-    buckets_[static_cast<size_t>(k - offset_)] += o.buckets_[i];
+    slot(o.offset_ + static_cast<int>(i)) += o.buckets_[i];
   }
 }
 

@@ -33,6 +33,7 @@ class QuantileSketch {
  private:
   int key(double v) const;
   double value_of(int key) const;
+  uint64_t& slot(int key);  // the bucket of `key`, made room for
   double gamma_, log_gamma_;
   int offset_ = 0;  // key of buckets_[0]
   std::vector<uint64_t> buckets_;

@@ -28,6 +28,7 @@ FabricSim::FabricSim(const fabric::Topology& topology, uint64_t seed)
       links_(topology.links().size()),
       modes_(topology.devices().size(), DeviceMode::normal),
       reflector_down_(topology.devices().size(), 0),
+      rpc_delay_s_(topology.devices().size(), 0.0),
       ecmp_(topology, seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> util(0.25, 0.6);
@@ -184,6 +185,7 @@ void FabricSim::apply(const Fault& f, SimEvent::Phase phase, double t) {
     case FaultKind::probe_loss: s->gray_loss = on ? f.value : 0; break;
     case FaultKind::probe_delay: s->extra_delay_ms = on ? f.value : 0; break;
     case FaultKind::reflector_down: reflector_down_[f.device] = on ? 1 : 0; break;
+    case FaultKind::rpc_delay: rpc_delay_s_[f.device] = on ? f.value : 0; break;
     case FaultKind::absurd:
       s->absurd_counter = on ? f.counter : "";
       s->absurd_value = f.value;

@@ -60,6 +60,8 @@ class FabricSim {
   void apply(const Fault& fault, SimEvent::Phase phase, double t);
   DeviceMode mode(fabric::DeviceId device) const { return modes_[device]; }
   bool reflector_down(fabric::DeviceId device) const { return reflector_down_[device] != 0; }
+  // Seconds the device's drain API takes to answer now (rpc_delay faults).
+  double rpc_delay_s(fabric::DeviceId device) const { return rpc_delay_s_[device]; }
 
   // A STAMP probe from the port with address `src` to the port with address `dst`: the path
   // it takes there (ECMP by 5-tuple, as EcmpModel says) and back (the reverse 5-tuple),
@@ -115,6 +117,7 @@ class FabricSim {
   std::vector<LinkState> links_;
   std::vector<DeviceMode> modes_;
   std::vector<uint8_t> reflector_down_;
+  std::vector<double> rpc_delay_s_;
   probes::EcmpModel ecmp_;
 };
 

@@ -176,8 +176,22 @@ int main(int argc, char** argv) {
         hopt.tls_cert_file = tls_cert;
         hopt.tls_key_file = tls_key;
       }
+      // A slow drain API (rpc_delay) acts and answers later, on a timer: the other
+      // switches' requests are served meanwhile.
       servers.push_back(std::make_unique<HttpServer>(
-          io, a.host, a.port, [&](const HttpRequest& r) { return sim::handle(fabric, now_s(), r, sopt); }, hopt));
+          io, a.host, a.port,
+          AsyncHttpHandler([&](HttpRequest r, HttpRespond reply) {
+            const double delay = sim::answer_delay_s(fabric, r);
+            if (delay <= 0) {
+              reply(sim::handle(fabric, now_s(), r, sopt));
+              return;
+            }
+            auto timer = std::make_shared<asio::steady_timer>(
+                io, std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(delay)));
+            timer->async_wait([&fabric, &now_s, &sopt, timer, r = std::move(r), reply = std::move(reply)](
+                                  const boost::system::error_code&) { reply(sim::handle(fabric, now_s(), r, sopt)); });
+          }),
+          hopt));
       servers.back()->start();
       std::printf("fabsim listening on %s:%u%s (%zu switches, %zu links, %zu scenario faults)\n", a.host.c_str(),
                   servers.back()->port(), servers.back()->tls() ? " over HTTPS" : "",

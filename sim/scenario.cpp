@@ -43,6 +43,7 @@ const std::vector<KindSpec>& specs() {
       {FaultKind::probe_delay, "probe_delay", "end", {"ms"}, {"ms"}},
       {FaultKind::reflector_down, "reflector_down", "device", {}, {}},
       {FaultKind::absurd, "absurd", "end", {"counter", "value"}, {"counter", "value"}},
+      {FaultKind::rpc_delay, "rpc_delay", "device", {"seconds"}, {"seconds"}},
   };
   return s;
 }
@@ -205,6 +206,10 @@ Scenario parse_scenario(std::string_view text, const std::string& source, const 
         if (fault.value > 1) fail(path + ".rate", "a share of probes must be at most 1");
         break;
       case FaultKind::probe_delay: fault.value = num("ms", 0, true); break;
+      case FaultKind::rpc_delay:
+        fault.value = num("seconds", 0, true);
+        if (fault.value > 600) fail(path + ".seconds", "must be at most 600");
+        break;
       case FaultKind::absurd: {
         const auto c = f.find("counter");
         if (c == f.end() || !c->is_string() || !absurd_counter_supported(c->get<std::string>())) {

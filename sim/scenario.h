@@ -27,6 +27,7 @@ enum class FaultKind : uint8_t {
   probe_delay,   // end: what it receives is held `value` milliseconds longer
   reflector_down,  // device: its STAMP reflector stops answering (the device itself is fine)
   absurd,        // end: its `counter` reads `value` while the fault lasts (a broken exporter)
+  rpc_delay,     // device: its drain API answers (and acts) `value` seconds after each request
 };
 std::string_view to_string(FaultKind k);
 // The counters an `absurd` fault can replace (fabsim's port counters, by canonical name).

@@ -115,4 +115,13 @@ HttpResponse handle(FabricSim& sim, double t, const HttpRequest& req, const Serv
   return HttpResponse::text(404, "not found: " + req.path);
 }
 
+double answer_delay_s(const FabricSim& sim, const HttpRequest& req) {
+  // /s/NAME/rpc only.
+  if (req.path.rfind("/s/", 0) != 0) return 0;
+  const size_t slash = req.path.find('/', 3);
+  if (slash == std::string::npos || req.path.substr(slash + 1) != "rpc") return 0;
+  const auto dev = sim.topology().find_device(req.path.substr(3, slash - 3));
+  return dev ? sim.rpc_delay_s(*dev) : 0;
+}
+
 }  // namespace medic::sim

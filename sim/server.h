@@ -20,4 +20,8 @@ struct ServerOptions {
 
 HttpResponse handle(FabricSim& sim, double t, const HttpRequest& req, const ServerOptions& options);
 
+// How long the request waits before it is handled and answered: a switch whose drain API
+// is slow (rpc_delay) takes that long to act and to answer; 0 for everything else.
+double answer_delay_s(const FabricSim& sim, const HttpRequest& req);
+
 }  // namespace medic::sim
