@@ -4,6 +4,7 @@
 #include <random>
 #include <gmock/gmock.h>
 #include "sim/fabric_sim.h"
+#include "sim/server.h"
 
 #include <string>
 
@@ -105,7 +106,7 @@ TEST_F(ScenarioTest, ErrorsNameTheFileAndJsonPath) {
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "melt", "link": "rtsw0001:eth5", "at_s": 0}]})"),
             "s.json: $.faults[0].kind: unknown fault kind \"melt\" (expected flap, down, optics_loss, weak_tx, "
             "optics_drift, corrupt, fec, pause, congestion, silent, garbage, reboot, probe_loss, probe_delay, "
-            "reflector_down, absurd)");
+            "reflector_down, absurd, rpc_delay)");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": 3, "link": "rtsw0001:eth5", "at_s": 0}]})"),
             "s.json: $.faults[0].kind: expected a fault kind");
   EXPECT_EQ(error_of(R"({"faults": [{"link": "rtsw0001:eth5", "at_s": 0}]})"),
@@ -203,6 +204,45 @@ TEST(ScenarioFaultKinds, AbsurdAndReflectorDownFaults) {
               ::testing::StartsWith("s.json: $.faults[0].counter: expected one of carrier_changes, link_down_events"));
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "absurd", "end": "rtsw0001:eth7", "counter": "rx_bytes", "value": "big", "at_s": 0}]})"),
             "s.json: $.faults[0].value: expected a number (any, that is the point)");
+}
+
+// A switch whose drain API is slow: the delay holds while the fault lasts, for that switch only.
+TEST(ScenarioFaultKinds, RpcDelayIsASwitchsSlowDrainApi) {
+  const fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
+  const Scenario sc = parse_scenario(
+      R"({"faults": [{"kind": "rpc_delay", "device": "rtsw0001", "seconds": 8, "at_s": 2, "duration_s": 10}]})", "s.json",
+      topo);
+  ASSERT_EQ(sc.faults.size(), 1u);
+  EXPECT_EQ(sc.faults[0].kind, FaultKind::rpc_delay);
+  EXPECT_EQ(sc.faults[0].value, 8);
+  FabricSim sim(topo);
+  const fabric::DeviceId slow = *topo.find_device("rtsw0001"), other = *topo.find_device("rtsw0002");
+  EXPECT_EQ(sim.rpc_delay_s(slow), 0);
+  sim.apply(sc.faults[0], SimEvent::Phase::start, 2);
+  EXPECT_EQ(sim.rpc_delay_s(slow), 8);
+  EXPECT_EQ(sim.rpc_delay_s(other), 0);
+  HttpRequest rpc;
+  rpc.method = "POST";
+  rpc.path = "/s/rtsw0001/rpc";
+  EXPECT_EQ(answer_delay_s(sim, rpc), 8);
+  rpc.path = "/s/rtsw0001/metrics";  // its counters are served as usual
+  EXPECT_EQ(answer_delay_s(sim, rpc), 0);
+  rpc.path = "/s/rtsw0002/rpc";
+  EXPECT_EQ(answer_delay_s(sim, rpc), 0);
+  sim.apply(sc.faults[0], SimEvent::Phase::end, 12);
+  EXPECT_EQ(sim.rpc_delay_s(slow), 0);
+  auto error_of = [&](const std::string& text) {
+    try {
+      parse_scenario(text, "s.json", topo);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "rpc_delay", "device": "rtsw0001", "seconds": 601, "at_s": 0}]})"),
+            "s.json: $.faults[0].seconds: must be at most 600");
+  EXPECT_THAT(error_of(R"({"faults": [{"kind": "rpc_delay", "device": "rtsw0001", "seconds": -1, "at_s": 0}]})"),
+              ::testing::StartsWith("s.json: $.faults[0].seconds: "));
 }
 
 TEST(FabricSimFaults, AnAbsurdValueShowsWhileItLastsAndTheRealCounterGoesOn) {

@@ -153,7 +153,7 @@ TEST_F(Testbed, RealLossFromNftablesIsLocalizedToItsLink) {
   const std::string db = tdb.socket_url();
   testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
                                         dir_.file("topology.json"), "--capacity", dir_.file("capacity.json"), "--db",
-                                        db, "--poll-interval", "0.5", "--dry-run", "--probe-round", "1", "--probe-per-round", "30", "--probe-timeout", "0.5",
+                                        db, "--poll-interval", "0.5", "--dry-run", "--probe-round", "1", "--probe-per-round", "30", "--probe-timeout", "1",
                                         "--probe-paths-unknown", "--http", "127.0.0.1:0"});
   std::string api;
   ASSERT_TRUE(testing::eventually([&] { return !(api = testing::http_base_from_log(medicd.output())).empty(); }, 60s))
@@ -182,10 +182,21 @@ TEST_F(Testbed, RealLossFromNftablesIsLocalizedToItsLink) {
                        "WHERE i.link = 'r1:eth2--c1:eth1' AND f.kind = 'probe_loss' AND "
                        "(f.evidence->>'link_pinned')::float = 1"),
             "1");
-  // The counters of that link stayed clean and nothing else was blamed.
-  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings WHERE kind NOT IN ('probe_loss', 'probe_latency')"), "0")
+  // The counters of that link stayed clean and no other link (or device) was blamed. On a
+  // machine busy with other tests a reflector's own process may answer late, and
+  // localization may name that reflector: a measurement finding, never about a link and
+  // never drained, allowed here.
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings WHERE kind NOT IN ('probe_loss', 'probe_latency', "
+                       "'reflector_loss', 'prober_loss')"),
+            "0")
       << testing::join_lines(tdb.column("SELECT kind || ': ' || summary FROM findings"));
-  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "1") << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings WHERE kind IN ('reflector_loss', 'prober_loss') AND link IS NOT NULL"),
+            "0");
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings WHERE kind = 'probe_loss' AND link <> 'r1:eth2--c1:eth1'"), "0")
+      << testing::join_lines(tdb.column("SELECT kind || ': ' || summary FROM findings"));
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents WHERE class NOT IN ('reflector_fault', 'prober_fault')"), "1")
+      << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM actions WHERE state <> 'refused' AND link <> 'r1:eth2--c1:eth1'"), "0");
   testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "clean", dir_.path(), "c1"}, 30s);
   EXPECT_TRUE(medicd.signal(SIGTERM));
   EXPECT_TRUE(medicd.wait(20s).has_value());
