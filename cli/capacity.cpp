@@ -13,11 +13,11 @@
 #include "cli/table.h"
 #include "common/strings.h"
 #include "db/capacity_states.h"
-#include "db/capacity_states.h"
 #include "db/connection.h"
 #include "fabric/loader.h"
 #include "remediation/capacity.h"
 #include "remediation/capacity_config.h"
+#include "remediation/capacity_view.h"
 
 namespace medic::cli {
 
@@ -89,27 +89,12 @@ bool apply_states(View& v, const DbOption& dbo, std::ostream& err) {
     err << "medic: " << rows.error() << '\n';
     return false;
   }
-  for (const auto& r : *rows) {
-    const auto link = v.topo.find_link(r.link);
-    if (!link) {
-      ++v.states.not_in_topology;
-      continue;
-    }
-    // An undrain in flight keeps the link out of service until the switch has done it.
-    if (r.drain_state == "drained" || r.drain_state == "undraining") {
-      v.model->set_drained(*link, true);
-      ++v.states.drained;
-    } else if (r.drain_state == "draining") {
-      v.model->set_reserved(*link, true);
-      ++v.states.draining;
-    }
-    if (r.oper_state == "down") {
-      v.model->set_oper_up(*link, false);
-      ++v.states.down;
-    } else if (r.oper_state != "up") {
-      ++v.states.oper_unknown;
-    }
-  }
+  const auto c = remediation::apply_link_states(*v.model, *rows);
+  v.states.drained = c.drained;
+  v.states.draining = c.draining;
+  v.states.down = c.down;
+  v.states.oper_unknown = c.oper_unknown;
+  v.states.not_in_topology = c.not_in_topology;
   return true;
 }
 
@@ -153,13 +138,7 @@ int headroom(const CapacityModel& m, GroupId g) {
 
 std::string gbps(int64_t mbps) { return format_number(static_cast<double>(mbps) / 1000.0); }
 
-std::string link_state(const CapacityModel& m, LinkId l) {
-  std::vector<std::string> parts;
-  if (!m.oper_up(l)) parts.push_back("down");
-  if (m.drained(l)) parts.push_back("drained");
-  if (m.reserved(l)) parts.push_back("draining");
-  return parts.empty() ? "in service" : join(parts, ", ");
-}
+std::string link_state(const CapacityModel& m, LinkId l) { return remediation::link_state_text(m, l); }
 
 json group_json(const CapacityModel& m, GroupId g) {
   const auto& grp = m.topology().group(g);
@@ -349,43 +328,10 @@ int cmd_capacity_whatif(const CapacityArgs& a, const DbOption& dbo, std::ostream
   const auto& budget = m.budget();
   const int code = w.allowed ? kAllowed : kRefused;
   if (a.json) {
-    json lj = json::array();
-    for (const LinkId l : *links) {
-      lj.push_back({{"link", t.link(l).name}, {"state", link_state(m, l)}, {"changes", !(m.drained(l) || m.reserved(l))}});
-    }
-    json gj = json::array();
-    for (const auto* im : changed) {
-      const auto& grp = t.group(im->group);
-      const int in = m.links_in_service(im->group);
-      gj.push_back({{"name", grp.name},
-                    {"kind", grp.kind},
-                    {"links", grp.links.size()},
-                    {"links_before", in},
-                    {"links_after", in - leaving[im->group]},
-                    {"before", im->before},
-                    {"after", im->after},
-                    {"floor", im->floor},
-                    {"breaks_floor", im->breaks_floor}});
-    }
-    json sw = json::array();
-    for (const auto& s : w.switches) {
-      sw.push_back({{"name", t.device(s.device).name},
-                    {"before", s.before},
-                    {"after", s.after},
-                    {"over", budget.per_switch > 0 && s.after > budget.per_switch}});
-    }
-    out << json{{"allowed", w.allowed},
-                {"topology", a.topology},
-                {"states", states_json(v->states)},
-                {"links", std::move(lj)},
-                {"groups", std::move(gj)},
-                {"budget",
-                 {{"fabric", {{"before", w.drained_before}, {"after", w.drained_after}, {"limit", budget.fabric}}},
-                  {"per_switch_limit", budget.per_switch},
-                  {"switches", std::move(sw)}}},
-                {"problems", w.problems}}
-               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-        << '\n';
+    json j = remediation::what_if_json(m, *links);
+    j["topology"] = a.topology;
+    j["states"] = states_json(v->states);
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)        << '\n';
     return code;
   }
   out << "what if " << links->size() << " link" << (links->size() == 1 ? " was" : "s were") << " drained:\n";

@@ -12,6 +12,7 @@
 
 #include "cli/capacity.h"
 #include "cli/context.h"
+#include "cli/people.h"
 #include "cli/queue.h"
 #include "cli/record.h"
 #include "cli/replay.h"
@@ -251,18 +252,12 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
   auto db = dbo.open();
   db::IncidentStore incidents(*db);
   db::RemediationRecords records(*db);
-  db::IncidentFilter f;
-  f.id = id;
-  const auto rows = incidents.incidents(f);
-  if (!rows.ok()) {
-    err << "medic: " << rows.error() << '\n';
+  const auto row = incidents.incident(id);
+  if (!row.ok()) {
+    err << "medic: " << row.error() << '\n';
     return 1;
   }
-  if (rows->empty()) {
-    err << "medic: no incident with id " << id << '\n';
-    return 1;
-  }
-  const auto& r = rows->front();
+  const auto& r = *row;
   const auto findings = incidents.findings(id);
   const auto actions = records.actions(id);
   if (!findings.ok() || !actions.ok()) {
@@ -414,7 +409,7 @@ int cmd_slo_set(const DbOption& dbo, const std::string& cls, const std::string& 
   auto db = dbo.open();
   db::SloStore slos(*db);
   slo::Target t{cls, *st, from_seconds(target_s), objective};
-  if (auto s = slos.set_slo_target(t); !s.ok()) {
+  if (auto s = slos.set_slo_target(t, cli_actor(""), SystemClock().now()); !s.ok()) {
     err << "medic: " << s.error() << '\n';
     return 1;
   }
@@ -523,28 +518,6 @@ int cmd_probe(const ProbeArgs& a, std::ostream& out, std::ostream& err) {
   return r->received == 0 ? 1 : 0;
 }
 
-std::optional<Time> parse_when(const std::string& s, Time now) {
-  // "now", "+90m", "+2h", "+30s", "+1d", or seconds since the epoch. Numbers must be finite
-  // and stay within what a Time (and PostgreSQL) holds: from_chars also reads "inf".
-  constexpr double kMaxSeconds = 9e12;
-  if (s == "now") return now;
-  if (!s.empty() && s[0] == '+') {
-    double v = 0;
-    const char* b = s.data() + 1;
-    const char* e = s.data() + s.size();
-    const auto [ptr, ec] = std::from_chars(b, e, v);
-    if (ec != std::errc() || ptr + 1 != e || !(v >= 0)) return std::nullopt;
-    const char unit = *ptr;
-    const double mult = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400 : -1;
-    if (mult < 0 || !(v * mult < kMaxSeconds)) return std::nullopt;
-    return now + from_seconds(v * mult);
-  }
-  double v = 0;
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || !(v > 0 && v < kMaxSeconds)) return std::nullopt;
-  return from_unix_seconds(v);
-}
-
 int cmd_maintenance_add(const DbOption& dbo, const std::string& link, const std::string& device,
                         const std::string& from, const std::string& until, const std::string& reason,
                         std::ostream& out, std::ostream& err) {
@@ -553,8 +526,15 @@ int cmd_maintenance_add(const DbOption& dbo, const std::string& link, const std:
     return 2;
   }
   const Time now = SystemClock().now();
-  const auto start = parse_when(from, now);
-  const auto end = parse_when(until, now);
+  // A window starts now or later: "-5m" is refused, as are times before 1970.
+  const auto ahead = [&](const std::string& s) -> std::optional<Time> {
+    if (!s.empty() && s[0] == '-') return std::nullopt;
+    const auto t = parse_time_arg(s, now);
+    if (!t || t->time_since_epoch().count() <= 0) return std::nullopt;
+    return t;
+  };
+  const auto start = ahead(from);
+  const auto end = ahead(until);
   if (!start) {
     err << "medic: --from " << quote(from) << ": expected now, +N[smhd] or Unix seconds\n";
     return 2;
@@ -573,34 +553,19 @@ int cmd_maintenance_add(const DbOption& dbo, const std::string& link, const std:
   db::MaintenanceRow m;
   m.link = link;
   m.device = device;
-  if (!link.empty()) {
-    // A link may be named by either end; the database keeps its full name.
-    const auto full = inventory.resolve_link(link);
-    if (!full.ok()) {
-      err << "medic: " << full.error() << '\n';
-      return 1;
-    }
-    if (full->empty()) {
-      err << "medic: --link " << quote(link) << ": no such link in the inventory (run medicd or check the name)\n";
-      return 2;
-    }
-    m.link = *full;
-  } else {
-    const auto known = inventory.device_known(device);
-    if (!known.ok()) {
-      err << "medic: " << known.error() << '\n';
-      return 1;
-    }
-    if (!*known) {
-      err << "medic: --device " << quote(device) << ": no such switch or host in the inventory\n";
-      return 2;
-    }
-  }
   m.starts_at = *start;
   m.ends_at = *end;
   m.reason = reason;
-  if (const char* user = std::getenv("USER")) m.created_by = user;
-  const auto id = windows.add_maintenance(m);
+  const db::Actor actor = cli_actor("");
+  m.created_by = actor.name;
+  auto checked = db::checked_window(inventory, m);
+  if (!checked.ok()) {
+    err << "medic: " << (checked.kind() == ErrorKind::not_found ? "--" : "") << checked.error()
+        << (checked.kind() == ErrorKind::not_found ? " (run medicd or check the name)" : "") << '\n';
+    return checked.kind() == ErrorKind::unavailable ? 1 : 2;
+  }
+  m = *checked;
+  const auto id = windows.add_maintenance(m, actor, SystemClock().now());
   if (!id.ok()) {
     err << "medic: " << id.error() << '\n';
     return 1;
@@ -636,7 +601,7 @@ int cmd_maintenance_list(const DbOption& dbo, bool all, std::ostream& out, std::
 int cmd_maintenance_end(const DbOption& dbo, int64_t id, std::ostream& out, std::ostream& err) {
   auto db = dbo.open();
   db::MaintenanceStore windows(*db);
-  if (auto st = windows.end_maintenance(id, SystemClock().now()); !st.ok()) {
+  if (auto st = windows.end_maintenance(id, cli_actor(""), SystemClock().now()); !st.ok()) {
     err << "medic: " << st.error() << '\n';
     return 1;
   }
@@ -802,6 +767,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_capacity_commands(ctx);
   add_snapshot_commands(ctx);
   add_queue_commands(ctx);
+  add_people_commands(ctx);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

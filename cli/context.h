@@ -11,6 +11,9 @@
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
+#include "db/audit_store.h"
 #include "db/connection.h"
 #include "fabric/loader.h"
 
@@ -28,6 +31,18 @@ struct DbOption {
     return std::make_unique<db::Connection>(u);
   }
 };
+
+// Who the CLI acts as in the audit trail. The CLI holds the database's URL (full access),
+// so it is recorded as such: role "cli", the name given with --by (default: the login
+// name), from this host and Unix user.
+inline db::Actor cli_actor(const std::string& by) {
+  std::string user;
+  if (const char* u = std::getenv("USER"); u != nullptr && *u != 0) user = u;
+  if (user.empty()) user = "uid " + std::to_string(::getuid());
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = 0;
+  return db::Actor{by.empty() ? user : by, "cli", "cli on " + std::string(host) + " as " + user};
+}
 
 // Loads a topology file; on failure writes every problem and "medic: FILE: N problems" to
 // `err` and returns nullopt (the caller picks the exit status).

@@ -7,6 +7,11 @@
 #include <unistd.h>
 
 #include "cli/table.h"
+#include "triage/incident.h"
+#include "remediation/policy.h"
+#include "db/incident_store.h"
+#include "common/strings.h"
+#include "common/files.h"
 #include "common/time.h"
 #include "service/queue_view.h"
 
@@ -15,12 +20,6 @@ namespace medic::cli {
 namespace {
 
 // Who decided: --by, else $USER, else the uid.
-std::string who(const std::string& by) {
-  if (!by.empty()) return by;
-  if (const char* u = std::getenv("USER"); u != nullptr && *u != 0) return u;
-  return "uid " + std::to_string(::getuid());
-}
-
 std::string when(const std::optional<Time>& t) { return t ? format_iso8601(*t).substr(0, 19) + "Z" : "-"; }
 
 int cmd_queue(const DbOption& dbo, bool as_json, std::ostream& out, std::ostream& err) {
@@ -55,22 +54,60 @@ int cmd_queue(const DbOption& dbo, bool as_json, std::ostream& out, std::ostream
 }
 
 int cmd_decide(const DbOption& dbo, const std::string& verb, int64_t id, const std::string& by,
-               const std::string& reason, std::ostream& out, std::ostream& err) {
+               const std::string& reason, const std::string& policy_file, std::ostream& out, std::ostream& err) {
+  if ((verb == "reject" || verb == "dismiss") && reason.empty()) {
+    err << "medic: incidents " << verb << " needs --reason (it goes into the audit trail)\n";
+    return 2;
+  }
+  // The two-person rule: how many must approve this incident's class.
+  remediation::RemediationPolicy policy;
+  if (verb == "approve") {
+    try {
+      policy = remediation::RemediationPolicy::load_file(policy_file.empty() ? data_dir() + "/remediation.json"
+                                                                              : policy_file);
+    } catch (const remediation::PolicyError& e) {
+      err << "medic: " << e.what() << '\n';
+      return 2;
+    }
+  }
   auto db = dbo.open();
   db::QueueStore queue(*db);
+  db::IncidentStore incidents(*db);
   const Time now = SystemClock().now();
-  const std::string person = who(by);
+  const db::Actor actor = cli_actor(by);
+  if (verb == "approve") {
+    const auto row = incidents.incident(id);
+    if (!row.ok()) {
+      err << "medic: " << row.error() << '\n';
+      return 1;
+    }
+    const auto cls = triage::parse_incident_class(row->incident_class);
+    const int required = cls ? policy.approvals_needed(*cls) : 1;
+    const auto a = queue.approve_incident(id, actor, required, reason, now);
+    if (!a.ok()) {
+      err << "medic: " << a.error() << '\n';
+      return 1;
+    }
+    if (a->approved) {
+      out << "incident " << id << ": drain approved by " << join(a->by, ", ") << "; medicd drains it when capacity allows\n";
+    } else {
+      out << "incident " << id << ": approval " << a->given << " of " << a->required << " (by " << actor.name
+          << "); another person must approve it\n";
+    }
+    return 0;
+  }
   Status st = Ok{};
-  if (verb == "approve") st = queue.approve_incident(id, person, now);
-  if (verb == "reject") st = queue.dismiss_incident(id, person, reason, now);
-  if (verb == "repaired") st = queue.mark_repaired(id, person, now);
+  if (verb == "reject" || verb == "dismiss") st = queue.dismiss_incident(id, actor, verb, reason, now);
+  if (verb == "repaired") st = queue.mark_repaired(id, actor, reason, now);
   if (!st.ok()) {
     err << "medic: " << st.error() << '\n';
     return 1;
   }
-  if (verb == "approve") out << "incident " << id << ": drain approved by " << person << "; medicd drains it when capacity allows\n";
-  if (verb == "reject") out << "incident " << id << ": dismissed by " << person << "; a drained link is put back by medicd\n";
-  if (verb == "repaired") out << "incident " << id << ": marked repaired by " << person << "; medicd validates it before the undrain\n";
+  if (verb == "reject" || verb == "dismiss") {
+    out << "incident " << id << ": " << (verb == "reject" ? "rejected" : "dismissed") << " by " << actor.name
+        << "; a drained link is put back by medicd\n";
+  }
+  if (verb == "repaired") out << "incident " << id << ": marked repaired by " << actor.name << "; medicd validates it before the undrain\n";
   return 0;
 }
 
@@ -91,14 +128,20 @@ int cmd_breaker_show(const DbOption& dbo, std::ostream& out, std::ostream& err) 
   return 0;
 }
 
-int cmd_breaker_reset(const DbOption& dbo, const std::string& by, std::ostream& out, std::ostream& err) {
+int cmd_breaker_reset(const DbOption& dbo, const std::string& by, const std::string& reason, std::ostream& out,
+                      std::ostream& err) {
+  if (reason.empty()) {
+    err << "medic: breaker reset needs --reason (it goes into the audit trail)\n";
+    return 2;
+  }
   auto db = dbo.open();
   db::QueueStore queue(*db);
-  if (auto st = queue.reset_breaker(SystemClock().now(), who(by)); !st.ok()) {
+  const db::Actor actor = cli_actor(by);
+  if (auto st = queue.reset_breaker(SystemClock().now(), actor, reason); !st.ok()) {
     err << "medic: " << st.error() << '\n';
     return 1;
   }
-  out << "circuit breaker reset by " << who(by) << "; automatic remediation resumes\n";
+  out << "circuit breaker reset by " << actor.name << "; automatic remediation resumes\n";
   return 0;
 }
 
@@ -108,7 +151,7 @@ void add_queue_commands(CommandContext& ctx) {
   struct Options {
     bool json = false;
     int64_t id = 0;
-    std::string by, reason;
+    std::string by, reason, policy;
   };
   auto o = std::make_shared<Options>();
   auto* queue = ctx.app.add_subcommand("queue", "the repair queue: incidents waiting for approval, capacity, repair or a person");
@@ -122,16 +165,22 @@ void add_queue_commands(CommandContext& ctx) {
     const char* help;
   };
   for (const Verb v : {Verb{"approve", "approve the drain of an incident waiting in the queue (changes state)"},
-                       Verb{"reject", "dismiss an incident: no drain; a drained link is put back (changes state)"},
+                       Verb{"reject", "refuse a waiting drain: the incident is dismissed (changes state; needs --reason)"},
+                       Verb{"dismiss", "dismiss an incident as no fault; a drained link is put back (changes state; needs --reason)"},
                        Verb{"repaired", "mark a drained link repaired: medicd validates, then undrains (changes state)"}}) {
     auto* cmd = inc->add_subcommand(v.name, v.help);
     ctx.dbo.add(cmd);
     cmd->add_option("ID", o->id, "incident id")->required()->check(CLI::PositiveNumber);
-    cmd->add_option("--by", o->by, "who decides (default: $USER)");
-    if (std::string(v.name) == "reject") cmd->add_option("--reason", o->reason, "why, for the record");
+    cmd->add_option("--by", o->by, "who decides, for the audit trail (default: $USER)");
+    cmd->add_option("--reason", o->reason, "why, for the audit trail");
     const std::string verb = v.name;
+    if (verb == "approve") {
+      cmd->add_option("--policy", o->policy, "the remediation policy, for how many must approve (default data/remediation.json)");
+    }
     cmd->callback([&ctx, o, verb] {
-      ctx.action = [&ctx, o, verb] { return cmd_decide(ctx.dbo, verb, o->id, o->by, o->reason, ctx.out, ctx.err); };
+      ctx.action = [&ctx, o, verb] {
+        return cmd_decide(ctx.dbo, verb, o->id, o->by, o->reason, o->policy, ctx.out, ctx.err);
+      };
     });
   }
 
@@ -142,8 +191,11 @@ void add_queue_commands(CommandContext& ctx) {
   show->callback([&ctx] { ctx.action = [&ctx] { return cmd_breaker_show(ctx.dbo, ctx.out, ctx.err); }; });
   auto* reset = br->add_subcommand("reset", "close the breaker: automatic remediation resumes (changes state)");
   ctx.dbo.add(reset);
-  reset->add_option("--by", o->by, "who resets (default: $USER)");
-  reset->callback([&ctx, o] { ctx.action = [&ctx, o] { return cmd_breaker_reset(ctx.dbo, o->by, ctx.out, ctx.err); }; });
+  reset->add_option("--by", o->by, "who resets, for the audit trail (default: $USER)");
+  reset->add_option("--reason", o->reason, "why, for the audit trail (required)");
+  reset->callback([&ctx, o] {
+    ctx.action = [&ctx, o] { return cmd_breaker_reset(ctx.dbo, o->by, o->reason, ctx.out, ctx.err); };
+  });
 }
 
 }  // namespace medic::cli

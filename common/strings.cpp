@@ -157,4 +157,12 @@ std::optional<std::pair<std::string, uint16_t>> parse_host_port(std::string_view
   return std::make_pair(std::string(host), static_cast<uint16_t>(value));
 }
 
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) {
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  }
+  return out;
+}
+
 }  // namespace medic

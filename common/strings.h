@@ -11,6 +11,8 @@ namespace medic {
 
 std::vector<std::string> split(std::string_view s, char sep);
 std::string_view trim(std::string_view s);
+// A-Z to a-z, other bytes as they are (for case-insensitive protocol words).
+std::string ascii_lower(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // 0.625 -> "62.5%"
 std::string format_percent(double fraction);

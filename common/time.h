@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace medic {
 
@@ -45,9 +46,17 @@ inline Duration from_seconds(double s) { return Duration(std::llround(s * 1e6));
 
 // 2026-11-21T16:14:03.123456Z
 std::string format_iso8601(Time t);
+// RFC 3339: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM); nullopt for anything else.
+std::optional<Time> parse_iso8601(std::string_view s);
 // "850ms", "12.4s", "3m07s", "2h05m", "3d04h"
 std::string format_duration(Duration d);
 // For short measured times: "52us", "1.25ms", "1.002s".
 std::string format_short_seconds(double s);
+
+// A time as people type it on a command line or in a query: "now"; "+90m" or "-7d" from
+// `now` (s, m, h, d); seconds since the epoch; or ISO 8601 in UTC, "2026-11-01",
+// "2026-11-01T08:00:00Z", "2026-11-01T08:00:00.5Z". nullopt for anything else, or a time
+// no PostgreSQL timestamp holds.
+std::optional<Time> parse_time_arg(const std::string& s, Time now);
 
 }  // namespace medic

@@ -6,19 +6,16 @@
 #include <vector>
 
 #include "common/result.h"
+#include "remediation/capacity_view.h"
 
 namespace medic::db {
 
-struct LinkCapacityState {
-  std::string link;         // the link's full name
-  std::string drain_state;  // undrained, draining, drained, undraining
-  std::string oper_state;   // up, down, unknown
-};
+using LinkCapacityState = remediation::RecordedLinkState;
 
 // Every link that is not plainly in service (drain state other than undrained, or oper
-// state other than up), by name. Opens a connection of its own to `url` for one read-only
-// transaction; a server that cannot be reached or a schema without these columns (not
-// migrated) comes back as an Error.
+// state other than up), by name, over a connection of its own to `url`
+// (InventoryStore::link_states); a server that cannot be reached or a schema without
+// these columns (not migrated) comes back as an Error.
 Result<std::vector<LinkCapacityState>> read_link_capacity_states(const std::string& url);
 
 }  // namespace medic::db

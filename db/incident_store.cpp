@@ -18,7 +18,8 @@ const char* kIncidentColumns =
     MEDIC_US("triaged_at") ", " MEDIC_US("mitigated_at") ", " MEDIC_US("repair_requested_at") ", "
     MEDIC_US("repaired_at") ", " MEDIC_US("validated_at") ", " MEDIC_US("undrained_at") ", "
     MEDIC_US("closed_at") ", " MEDIC_US("dismissed_at") ", " MEDIC_US("escalated_at") ", "
-    "coalesce(suspect, ''), coalesce(suspect_port, ''), reopen_count, " MEDIC_US("reopened_at");
+    "coalesce(suspect, ''), coalesce(suspect_port, ''), reopen_count, " MEDIC_US("reopened_at") ", "
+    "coalesce(approval_reason, '')";
 
 IncidentRow read_incident(const pqxx::row& r) {
   IncidentRow i;
@@ -45,6 +46,7 @@ IncidentRow read_incident(const pqxx::row& r) {
   i.suspect_port = read_text(r[20]);
   i.reopen_count = r[21].as<int>();
   i.reopened_at = read_time(r[22]);
+  i.approval_reason = read_text(r[23]);
   return i;
 }
 
@@ -104,6 +106,15 @@ Result<std::vector<IncidentRow>> IncidentStore::incidents(const IncidentFilter& 
     for (const auto& row : r) out.push_back(read_incident(row));
     return out;
   });
+}
+
+Result<IncidentRow> IncidentStore::incident(int64_t id) {
+  IncidentFilter f;
+  f.id = id;
+  auto rows = incidents(f);
+  if (!rows.ok()) return rows.failure();
+  if (rows->empty()) return Error::not_found("no incident with id " + std::to_string(id));
+  return std::move(rows->front());
 }
 
 Result<int64_t> IncidentStore::open_incident(const triage::IncidentUpdate& u, const fabric::Topology& t, Time now) {

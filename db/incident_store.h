@@ -18,6 +18,7 @@ namespace medic::db {
 struct IncidentRow {
   int64_t id = 0;
   std::string incident_class, state, severity, link, device, summary, blocked_reason, suspect, suspect_port;
+  std::string approval_reason;  // why its drain waits for a person (pending_approval)
   int reopen_count = 0;
   std::optional<Time> reopened_at;
   std::optional<Time> started_at, detected_at, triaged_at, mitigated_at, repair_requested_at,
@@ -49,6 +50,8 @@ class IncidentStore {
   explicit IncidentStore(Connection& c) : c_(c) {}
 
   Result<std::vector<IncidentRow>> incidents(const IncidentFilter& filter);
+  // One incident; not_found "no incident with id N".
+  Result<IncidentRow> incident(int64_t id);
   // Inserts a new incident (state triaged) with its findings; returns its id.
   Result<int64_t> open_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now);
   // A closed incident whose fault came back: triaged again, its later stages cleared (the

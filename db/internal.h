@@ -12,6 +12,7 @@
 
 #include "common/strings.h"
 #include "common/time.h"
+#include "db/audit_store.h"
 #include "db/connection.h"
 
 namespace medic::db {
@@ -38,6 +39,16 @@ inline void insert_event(pqxx::work& w, int64_t incident_id, Time at, const std:
                          const std::string& note) {
   w.exec_params("INSERT INTO incident_events (incident_id, at, state, note) VALUES ($1, $2::timestamptz, $3, $4)",
                 incident_id, ts(at), state, note);
+}
+
+// One row of the audit trail, in the caller's transaction (with the change it records).
+inline void insert_audit(pqxx::work& w, const Actor& by, Time at, const std::string& what, int64_t incident_id,
+                         const std::string& link, const std::string& reason, const std::string& detail_json = "{}") {
+  const std::string incident = incident_id != 0 ? std::to_string(incident_id) : "";
+  w.exec_params(
+      "INSERT INTO audit (at, who, role, what, incident_id, link, reason, source, detail) "
+      "VALUES ($1::timestamptz, $2, $3, $4, $5::bigint, $6, $7, $8, $9::jsonb)",
+      ts(at), by.name, by.role, what, opt_text(incident), opt_text(link), opt_text(reason), by.source, detail_json);
 }
 
 }  // namespace internal

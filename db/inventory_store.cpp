@@ -105,4 +105,17 @@ Status InventoryStore::set_link_oper(const std::vector<std::pair<std::string, bo
   });
 }
 
+Result<std::vector<remediation::RecordedLinkState>> InventoryStore::link_states() {
+  return c_.run("link states", [&](Pq& pq) -> Result<std::vector<remediation::RecordedLinkState>> {
+    pqxx::read_transaction tx(pq.c);
+    const pqxx::result r = tx.exec_params(
+        "SELECT name, drain_state, oper_state FROM links WHERE drain_state <> $1 OR oper_state <> $2 ORDER BY name",
+        "undrained", "up");
+    std::vector<remediation::RecordedLinkState> out;
+    out.reserve(r.size());
+    for (const auto& row : r) out.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>()});
+    return out;
+  });
+}
+
 }  // namespace medic::db

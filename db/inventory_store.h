@@ -10,6 +10,7 @@
 #include "common/time.h"
 #include "db/connection.h"
 #include "fabric/topology.h"
+#include "remediation/capacity_view.h"
 
 namespace medic::db {
 
@@ -32,6 +33,9 @@ class InventoryStore {
   Result<bool> device_known(const std::string& name);
   // Links' oper states as medicd last saw them (for capacity views outside medicd).
   Status set_link_oper(const std::vector<std::pair<std::string, bool>>& links, Time at);
+  // Every link not plainly in service (drain state other than undrained, or oper state
+  // other than up), by name.
+  Result<std::vector<remediation::RecordedLinkState>> link_states();
 
  private:
   Connection& c_;

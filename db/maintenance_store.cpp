@@ -1,21 +1,45 @@
 // Maintenance windows.
 #include "db/maintenance_store.h"
 
+#include <nlohmann/json.hpp>
+
 #include "db/internal.h"
+#include "db/inventory_store.h"
 
 namespace medic::db {
 
 using namespace internal;
 
-Result<int64_t> MaintenanceStore::add_maintenance(const MaintenanceRow& m) {
+Result<MaintenanceRow> checked_window(InventoryStore& inventory, MaintenanceRow m) {
+  if (m.link.empty() == m.device.empty()) return Error::invalid("a maintenance window names exactly one of link or device");
+  if (m.ends_at <= m.starts_at) return Error::invalid("a maintenance window must end after it starts");
+  if (!m.link.empty()) {
+    // A link may be named by either end; the database keeps its full name.
+    const auto full = inventory.resolve_link(m.link);
+    if (!full.ok()) return full.failure();
+    if (full->empty()) return Error::not_found("link " + quote(m.link) + ": no such link in the inventory");
+    m.link = *full;
+  } else {
+    const auto known = inventory.device_known(m.device);
+    if (!known.ok()) return known.failure();
+    if (!*known) return Error::not_found("device " + quote(m.device) + ": no such switch or host in the inventory");
+  }
+  return m;
+}
+
+Result<int64_t> MaintenanceStore::add_maintenance(const MaintenanceRow& m, const Actor& by, Time at) {
   return c_.run("add_maintenance", [&](Pq& pq) -> Result<int64_t> {
     pqxx::work w(pq.c);
     const auto r = w.exec_params(
         "INSERT INTO maintenance (link, device, starts_at, ends_at, reason, created_by) "
         "VALUES ($1, $2, $3::timestamptz, $4::timestamptz, $5, $6) RETURNING id",
         opt_text(m.link), opt_text(m.device), ts(m.starts_at), ts(m.ends_at), m.reason, m.created_by);
+    const int64_t id = r[0][0].as<int64_t>();
+    insert_audit(w, by, at, "maintenance_add", 0, m.link, m.reason,
+                 nlohmann::json{{"window", id}, {"device", m.device}, {"starts_at", ts(m.starts_at)}, {"ends_at", ts(m.ends_at)}}
+                     .dump());
     w.commit();
-    return r[0][0].as<int64_t>();
+    return id;
   });
 }
 
@@ -44,7 +68,7 @@ Result<std::vector<MaintenanceRow>> MaintenanceStore::maintenance(std::optional<
   });
 }
 
-Status MaintenanceStore::end_maintenance(int64_t id, Time at) {
+Status MaintenanceStore::end_maintenance(int64_t id, const Actor& by, Time at) {
   return c_.run("end_maintenance", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
     const auto r = w.exec_params(
@@ -53,7 +77,13 @@ Status MaintenanceStore::end_maintenance(int64_t id, Time at) {
         "ends_at = greatest(least(starts_at, $2::timestamptz) + interval '1 microsecond', $2::timestamptz) "
         "WHERE id = $1 AND ends_at > $2::timestamptz",
         id, ts(at));
-    if (r.affected_rows() != 1) return Error{"no maintenance window #" + std::to_string(id) + " still running"};
+    if (r.affected_rows() != 1) {
+      if (w.exec_params("SELECT 1 FROM maintenance WHERE id = $1", id).empty()) {
+        return Error::not_found("no maintenance window #" + std::to_string(id));
+      }
+      return Error::conflict("maintenance window #" + std::to_string(id) + " is over already");
+    }
+    insert_audit(w, by, at, "maintenance_end", 0, "", "", "{\"window\": " + std::to_string(id) + "}");
     w.commit();
     return Ok{};
   });

@@ -8,6 +8,7 @@
 
 #include "common/result.h"
 #include "common/time.h"
+#include "db/audit_store.h"
 #include "db/connection.h"
 
 namespace medic::db {
@@ -20,14 +21,21 @@ struct MaintenanceRow {
   std::string reason, created_by;
 };
 
+class InventoryStore;
+
+// A window checked against the inventory before it is added: exactly one of link or device,
+// known (a link named by either end gets its full name), ending after it starts. Refused as
+// invalid or not_found, with the field.
+Result<MaintenanceRow> checked_window(InventoryStore& inventory, MaintenanceRow m);
+
 class MaintenanceStore {
  public:
   explicit MaintenanceStore(Connection& c) : c_(c) {}
 
-  Result<int64_t> add_maintenance(const MaintenanceRow& m);
+  Result<int64_t> add_maintenance(const MaintenanceRow& m, const Actor& by, Time at);
   // Windows not yet over at `at` (all of them when nullopt).
   Result<std::vector<MaintenanceRow>> maintenance(std::optional<Time> active_or_future_at);
-  Status end_maintenance(int64_t id, Time at);
+  Status end_maintenance(int64_t id, const Actor& by, Time at);
 
  private:
   Connection& c_;

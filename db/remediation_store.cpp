@@ -138,8 +138,11 @@ Result<int64_t> RemediationRecords::begin_action(const remediation::ActionIntent
         link, std::string(in.kind == remediation::ActionKind::drain ? "draining" : "undraining"), ts(in.at),
         in.incident_id);
     if (u.affected_rows() != 1) return Error::not_found("begin_action: no link " + link + " in the inventory");
+    const int64_t id = r[0][0].as<int64_t>();
+    insert_audit(w, actor_, in.at, kind, in.incident_id, link, "",
+                 "{\"action\": " + std::to_string(id) + ", \"phase\": \"intent\"}");
     w.commit();
-    return r[0][0].as<int64_t>();
+    return id;
   });
 }
 
@@ -172,6 +175,8 @@ Status RemediationRecords::finish_action(int64_t action, const remediation::Acti
         "drain_incident_id = CASE WHEN $2 = 'drained' THEN nullif($4, 0) ELSE NULL END, "
         "updated_at = now() WHERE name = $1",
         link, std::string(link_drained ? "drained" : "undrained"), ts(at), in.incident_id);
+    insert_audit(w, actor_, at, std::string(remediation::to_string(in.kind)) + "_" + end, in.incident_id, link, reason,
+                 "{\"action\": " + std::to_string(action) + "}");
     w.commit();
     return Ok{};
   });
@@ -206,6 +211,7 @@ Status RemediationRecords::open_breaker(Time at, const std::string& reason) {
     pqxx::work w(pq.c);
     w.exec_params("UPDATE breaker SET open = true, opened_at = $1::timestamptz, reason = $2 WHERE id = 1", ts(at),
                   reason);
+    insert_audit(w, actor_, at, "breaker_open", 0, "", reason);
     w.commit();
     return Ok{};
   });
@@ -246,6 +252,7 @@ Status RemediationRecords::write_refusal(const remediation::ActionIntent& in, co
         "INSERT INTO actions (incident_id, link, kind, state, reason, intent_at, result_at) "
         "VALUES (nullif($1, 0), $2, $3, 'refused', $4, $5::timestamptz, $5::timestamptz)",
         in.incident_id, link, std::string(remediation::to_string(in.kind)), reason, ts(in.at));
+    insert_audit(w, actor_, in.at, std::string(remediation::to_string(in.kind)) + "_refused", in.incident_id, link, reason);
     w.commit();
     return Ok{};
   });

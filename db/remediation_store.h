@@ -11,6 +11,7 @@
 
 #include "common/result.h"
 #include "common/time.h"
+#include "db/audit_store.h"
 #include "db/connection.h"
 #include "db/incident_store.h"
 #include "remediation/actions.h"
@@ -51,6 +52,8 @@ struct BreakerRow {
 class RemediationRecords {
  public:
   explicit RemediationRecords(Connection& c) : c_(c) {}
+  // Who the audit rows of the actions and the breaker name (medicd and its name).
+  void set_actor(Actor a) { actor_ = std::move(a); }
 
   // Open link incidents, and dismissed ones whose link is still drained for them.
   Result<std::vector<CaseRow>> open_cases();
@@ -78,6 +81,7 @@ class RemediationRecords {
 
  private:
   Connection& c_;
+  Actor actor_{"medicd", "daemon", ""};
 };
 
 class DbRemediationStore final : public remediation::RemediationStore {

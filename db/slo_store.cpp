@@ -28,7 +28,7 @@ Result<std::vector<slo::Target>> SloStore::slo_targets() {
   });
 }
 
-Status SloStore::set_slo_target(const slo::Target& t) {
+Status SloStore::set_slo_target(const slo::Target& t, const Actor& by, Time at) {
   return c_.run("set_slo_target", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
     w.exec_params(
@@ -36,6 +36,10 @@ Status SloStore::set_slo_target(const slo::Target& t) {
         "VALUES ($1, $2, $3, $4) ON CONFLICT (incident_class, stage) DO UPDATE SET "
         "target_seconds = excluded.target_seconds, objective = excluded.objective",
         t.incident_class, std::string(slo::to_string(t.stage)), seconds(t.target), t.objective);
+    insert_audit(w, by, at, "slo_target", 0, "", "",
+                 "{\"class\": \"" + t.incident_class + "\", \"stage\": \"" + std::string(slo::to_string(t.stage)) +
+                     "\", \"target_s\": " + std::to_string(seconds(t.target)) + ", \"objective\": " +
+                     std::to_string(t.objective) + "}");
     w.commit();
     return Ok{};
   });

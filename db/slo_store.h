@@ -6,6 +6,7 @@
 
 #include "common/result.h"
 #include "common/time.h"
+#include "db/audit_store.h"
 #include "db/connection.h"
 #include "slo/slo.h"
 
@@ -16,7 +17,7 @@ class SloStore {
   explicit SloStore(Connection& c) : c_(c) {}
 
   Result<std::vector<slo::Target>> slo_targets();
-  Status set_slo_target(const slo::Target& t);
+  Status set_slo_target(const slo::Target& t, const Actor& by, Time at);
   Result<std::vector<slo::IncidentTimes>> incident_times(std::optional<Time> since);
 
  private:

@@ -118,7 +118,7 @@ RemediationPolicy RemediationPolicy::parse(std::string_view text, const std::str
       if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) fail(path, "unknown key " + quote(k));
     }
   };
-  keys(doc, "$", {"version", "classes", "rate_limits", "breaker", "blast_radius", "verify", "validation"});
+  keys(doc, "$", {"version", "classes", "approvals", "rate_limits", "breaker", "blast_radius", "verify", "validation"});
   if (const auto v = doc.find("version"); v != doc.end() && (!v->is_number_integer() || *v != 1)) {
     fail("$.version", "unsupported version " + v->dump() + " (this build reads version 1)");
   }
@@ -137,6 +137,16 @@ RemediationPolicy RemediationPolicy::parse(std::string_view text, const std::str
         fail("$.classes." + name, "expected \"auto\" or \"approval\", got " + v.dump());
       }
       p.modes[static_cast<size_t>(*cls)] = v == "auto" ? Mode::automatic : Mode::approval;
+    }
+  }
+  if (const auto a = doc.find("approvals"); a != doc.end()) {
+    if (!a->is_object()) fail("$.approvals", "expected an object of class: the number of people who must approve");
+    for (const auto& [name, v] : a->items()) {
+      if (name == "comment") continue;
+      const auto cls = triage::parse_incident_class(name);
+      if (!cls) fail("$.approvals", "unknown incident class " + quote(name));
+      if (!drainable(*cls)) fail("$.approvals." + name, "incidents of class " + name + " are never drained");
+      p.approvals[static_cast<size_t>(*cls)] = count_field(v, "$.approvals." + name, 1, 5, fail);
     }
   }
   if (const auto r = doc.find("rate_limits"); r != doc.end()) {

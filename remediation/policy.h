@@ -47,6 +47,13 @@ struct RateLimit {
 struct RemediationPolicy {
   // Per drainable class: drained by itself, or only after a person approves.
   std::array<Mode, triage::kIncidentClassCount> modes{};
+  // Per drainable class: how many distinct people must approve a drain that waits for
+  // approval (the two-person rule: 2); 1 by default.
+  std::array<int, triage::kIncidentClassCount> approvals = [] {
+    std::array<int, triage::kIncidentClassCount> a{};
+    a.fill(1);
+    return a;
+  }();
   RateLimit per_switch{3, std::chrono::hours(1)};
   RateLimit fabric{20, std::chrono::minutes(10)};
   // The breaker opens when more than `breaker_incidents` incidents open within the window.
@@ -72,6 +79,7 @@ struct RemediationPolicy {
   int max_validation_failures = 2;
 
   Mode mode(triage::IncidentClass c) const { return modes[static_cast<size_t>(c)]; }
+  int approvals_needed(triage::IncidentClass c) const { return approvals[static_cast<size_t>(c)]; }
 
   // Throws PolicyError "FILE: $.path: problem".
   static RemediationPolicy load_file(const std::string& path);

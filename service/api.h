@@ -1,17 +1,21 @@
-// medicd's repair-queue API and web page, served next to /healthz and /metrics:
+// medicd's repair-queue API and web page, served next to /healthz and /metrics.
 //
-//   GET  /                              the repair queue as a web page
-//   GET  /api/queue                     incidents waiting for approval, capacity, repair or a person
-//   GET  /api/breaker                   the circuit breaker
-//   POST /api/incidents/ID/approve      {"by": "ana"}             (bearer token)
-//   POST /api/incidents/ID/reject       {"by": "ana", "reason": "..."}
-//   POST /api/incidents/ID/repaired     {"by": "ana"}
-//   POST /api/breaker/reset             {"by": "ana"}
+// GET /api describes every endpoint: its method and path, the least role it needs, whether
+// it changes state, and its body. Every other /api call needs `Authorization: Bearer TOKEN`,
+// a token `medic users add` handed out (or the bootstrap token of --api-token, which acts as
+// the admin "bootstrap" until real users exist). The identity of every change is the
+// token's, never the body's. Roles: viewer reads; operator also approves, rejects, dismisses,
+// marks repaired and declares maintenance; admin also resets the breaker, sets SLO targets
+// and manages users.
 //
-// Decisions need `Authorization: Bearer TOKEN` (medicd --api-token); without a configured
-// token they are refused (403) and people decide with the medic CLI. Errors are JSON
-// {"error": "..."} with 400 (bad request), 401 (token), 404 (no such incident or path),
-// 405 (method), 409 (the incident's state does not allow it).
+// Refusals are JSON {"error": "...", "status": N}: 401 (no, unknown or disabled token),
+// 403 (the role may not), 404 (no such path, incident, window or user), 405 (method, with
+// Allow), 409 (the state does not allow it), 413 (body over 16 KiB), 415 (a body that is
+// not application/json), 422 (malformed JSON, unknown keys, wrong types, a missing reason,
+// bad query values), 503 (the database does not answer). A refused call changes nothing.
+//
+// The page (/, /incidents/ID, /app.js, /app.css) is served with a Content-Security-Policy
+// that allows nothing from elsewhere and no inline script or style.
 #pragma once
 
 #include <chrono>
@@ -21,16 +25,40 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/http_server.h"
+#include "db/audit_store.h"
 #include "db/connection.h"
-#include "db/queue_store.h"
-#include "db/remediation_store.h"
+#include "fabric/topology.h"
+#include "remediation/capacity.h"
+#include "remediation/policy.h"
+#include "snapshot/snapshot.h"
 
 namespace medic::service {
+
+// What the API is built with (service/main.cpp fills it in once).
+struct ApiSetup {
+  std::string db_url;
+  db::DbOptions db_options;
+  // --api-token: acts as the admin "bootstrap" (to add the first users); "" for none.
+  std::string bootstrap_token;
+  // For the incident page's what-if (both may be null: no what-if).
+  const fabric::Topology* capacity_topology = nullptr;
+  remediation::DrainBudget budget;
+  // Approvals each class needs (the two-person rule); null: one.
+  const remediation::RemediationPolicy* policy = nullptr;
+  snapshot::DiffThresholds diff_thresholds;
+  size_t queue_limit = 64;
+  double queue_wait_s = 2.0;
+  // Why the database is known not to answer now ("" when it is thought to).
+  std::function<std::string()> db_down;
+};
+
+inline constexpr size_t kApiBodyLimit = 16 * 1024;
 
 // Database work runs on the API's own thread, one request at a time, each call under the
 // database's deadline; requests wait in a bounded queue (503 when it is full, or when one
@@ -39,42 +67,28 @@ namespace medic::service {
 // database, so /healthz and /metrics always answer.
 class Api {
  public:
-  // `db_down`: why the database is known not to answer now ("" when it is thought to).
-  Api(std::string db_url, std::string token, db::DbOptions options = {}, size_t queue_limit = 64,
-      std::function<std::string()> db_down = {}, double queue_wait_s = 2.0);
+  explicit Api(ApiSetup setup);
   ~Api();
-  // Whether the path is the API's (/ and /api/...).
+  // Whether the path is the API's or the page's.
   static bool owns(const std::string& path);
   // Answers on the API's thread through `reply`; false for a path that is not the API's.
   bool submit(HttpRequest r, HttpRespond reply);
-  // Answers on the caller's thread; nullopt for any other path (the caller's 404 or its own routes).
+  // Answers on the caller's thread; nullopt for any other path.
   std::optional<HttpResponse> handle(const HttpRequest& r);
 
- private:
-  HttpResponse decide(const HttpRequest& r, int64_t id, const std::string& verb);
-  HttpResponse reset_breaker(const HttpRequest& r);
-  std::string authorize(const HttpRequest& r) const;  // "" when allowed, else why not
-  // The API's own connection and the stores it uses, made on first use (and again after
-  // the database was lost).
-  struct Stores {
-    explicit Stores(const std::string& url, const db::DbOptions& options) : conn(url, options) {}
-    db::Connection conn;
-    db::RemediationRecords records{conn};  // the queue and the breaker, read
-    db::QueueStore queue{conn};            // people's decisions
-  };
-  Stores& db();
+  struct Stores;
+  struct Call;
 
-  std::string db_url_;
-  std::string token_;
-  db::DbOptions options_;
+ private:
+  Stores& db();
+  HttpResponse route(const HttpRequest& r);
+
+  ApiSetup setup_;
   std::mutex mu_;
   std::unique_ptr<Stores> db_;
   std::chrono::steady_clock::time_point connect_after_{};  // after a failed connect
   std::string connect_error_;
 
-  size_t queue_limit_;
-  std::function<std::string()> db_down_;
-  double queue_wait_s_;
   struct Waiting {
     HttpRequest request;
     HttpRespond reply;
@@ -87,5 +101,8 @@ class Api {
   std::thread worker_;
   std::thread reaper_;  // answers requests that waited too long
 };
+
+// The endpoints as GET /api lists them.
+nlohmann::json api_description();
 
 }  // namespace medic::service

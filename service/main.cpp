@@ -38,6 +38,7 @@
 #include "db/inventory_store.h"
 #include "db/incident_store.h"
 #include "service/health.h"
+#include "snapshot/snapshot.h"
 #include "service/leadership.h"
 #include "telemetry/mapping.h"
 
@@ -86,9 +87,10 @@ int main(int argc, char** argv) {
   app.add_option("--snapshot-retention", s.snapshot_retention_days, "days snapshots are kept (0: forever)");
   std::string api_token, api_token_file;
   app.add_option("--api-token", api_token,
-                 "bearer token for decisions over HTTP (approve, reject, repaired, breaker reset); none: CLI only "
+                 "bootstrap token: acts over HTTP as the admin \"bootstrap\" (to add the first users with "
+                 "POST /api/users); people use the tokens `medic users add` prints. None: users' tokens only "
                  "(visible in ps: prefer --api-token-file or $MEDIC_API_TOKEN)");
-  app.add_option("--api-token-file", api_token_file, "file holding the bearer token for decisions over HTTP");
+  app.add_option("--api-token-file", api_token_file, "file holding the bootstrap token (see --api-token)");
   bool no_standby = false;
   app.add_flag("--no-standby", no_standby, "exit (status 3) instead of waiting when another medicd leads");
   bool no_probe = false;
@@ -151,6 +153,7 @@ int main(int argc, char** argv) {
     db::MaintenanceStore maintenance(db);
     db::SnapshotStore snapshots(db);
     db::RemediationRecords records(db);
+    records.set_actor({"medicd", "daemon", settings.name});
     db::DbRemediationStore remediation_store(records, incidents, topology);
     telemetry::CollectorOptions copt;
     copt.timeout_s = settings.scrape_timeout_s;
@@ -189,10 +192,19 @@ int main(int argc, char** argv) {
     // Decisions and queue reads wait at most a few seconds on the database.
     db::DbOptions api_db = config.db();
     api_db.call_timeout_s = std::min(api_db.call_timeout_s, 3.0);
-    service::Api api(settings.db_url, api_token, api_db, 64, [&leadership] {
+    service::ApiSetup api_setup;
+    api_setup.db_url = settings.db_url;
+    api_setup.db_options = api_db;
+    api_setup.bootstrap_token = api_token;
+    api_setup.capacity_topology = &capacity_topology;
+    api_setup.budget = files.capacity.budget();
+    api_setup.policy = &files.policy;
+    api_setup.diff_thresholds = snapshot::diff_thresholds(files.detectors);
+    api_setup.db_down = [&leadership] {
       const auto l = leadership.state();
       return l.db_up ? std::string() : l.db_error;
-    });
+    };
+    service::Api api(std::move(api_setup));
     const double stale_after_s =
         std::max(5.0, 3 * settings.poll_interval_s) + settings.scrape_timeout_s + settings.db_timeout_s;
     if (!settings.http_listen.empty()) {

@@ -57,6 +57,27 @@ Verdict judge(const IncidentTimes& inc, Stage stage, Duration target, Time now,
   return now - *begin > target ? Verdict::missed : Verdict::pending;
 }
 
+double StageBudget::share_left() const {
+  if (target <= Duration::zero()) return 0;
+  return std::min(1.0, seconds(left()) / seconds(target));
+}
+
+std::optional<StageBudget> current_budget(const IncidentTimes& inc, std::span<const Target> targets, Time now) {
+  if (!inc.open) return std::nullopt;
+  for (const Stage s : {Stage::mitigate, Stage::repair, Stage::restore}) {
+    const auto [begin, end] = bounds(inc, s);
+    if (!begin) return std::nullopt;  // an earlier stage is still running (or none applies)
+    if (end) continue;
+    for (const Target& t : targets) {
+      if (t.incident_class == inc.incident_class && t.stage == s) {
+        return StageBudget{s, t.target, std::max(Duration::zero(), now - *begin)};
+      }
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::vector<StageReport> compute_report(std::span<const IncidentTimes> incidents,
                                         std::span<const Target> targets, Time now) {
   std::vector<StageReport> out;

@@ -42,6 +42,17 @@ enum class Verdict : uint8_t { met, missed, pending, not_applicable };
 Verdict judge(const IncidentTimes& inc, Stage stage, Duration target, Time now,
               std::optional<Duration>* elapsed = nullptr);
 
+// The stage an open incident is in now and how much of its target is left: the first
+// stage that started and has not finished (detect is never current: an incident exists
+// once detected). nullopt when none is running or no target covers it.
+struct StageBudget {
+  Stage stage = Stage::mitigate;
+  Duration target{}, elapsed{};
+  Duration left() const { return target - elapsed; }  // negative: late by that much
+  double share_left() const;                           // left / target, at most 1, negative when late
+};
+std::optional<StageBudget> current_budget(const IncidentTimes& inc, std::span<const Target> targets, Time now);
+
 struct StageReport {
   std::string incident_class;
   Stage stage = Stage::detect;

@@ -282,15 +282,6 @@ Result<Snapshot> decode(const json& doc, const std::string& source, bool ports_r
   }
 }
 
-bool digits(std::string_view s, size_t at, size_t n, int& out) {
-  if (at + n > s.size()) return false;
-  out = 0;
-  for (size_t i = at; i < at + n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    out = out * 10 + (s[i] - '0');
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -306,47 +297,6 @@ Result<Snapshot> parse_snapshot(std::string_view text, const std::string& source
   return from_json(*doc, source);
 }
 
-std::optional<Time> parse_time(std::string_view s) {
-  // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
-  int year, month, day, hour, minute, second;
-  if (s.size() < 20 || !digits(s, 0, 4, year) || s[4] != '-' || !digits(s, 5, 2, month) || s[7] != '-' ||
-      !digits(s, 8, 2, day) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s, 11, 2, hour) ||
-      s[13] != ':' || !digits(s, 14, 2, minute) || s[16] != ':' || !digits(s, 17, 2, second)) {
-    return std::nullopt;
-  }
-  size_t i = 19;
-  int64_t micros = 0;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    int n = 0;
-    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, ++n) {
-      if (n < 6) micros = micros * 10 + (s[i] - '0');
-    }
-    if (n == 0) return std::nullopt;
-    for (; n < 6; ++n) micros *= 10;
-  }
-  int offset_min = 0;
-  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
-    ++i;
-  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
-    int oh, om;
-    if (!digits(s, i + 1, 2, oh) || i + 3 >= s.size() || s[i + 3] != ':' || !digits(s, i + 4, 2, om) || oh > 23 ||
-        om > 59) {
-      return std::nullopt;
-    }
-    offset_min = (s[i] == '-' ? -1 : 1) * (oh * 60 + om);
-    i += 6;
-  } else {
-    return std::nullopt;
-  }
-  if (i != s.size() || hour > 23 || minute > 59 || second > 60) return std::nullopt;
-  const std::chrono::year_month_day ymd{std::chrono::year(year), std::chrono::month(static_cast<unsigned>(month)),
-                                        std::chrono::day(static_cast<unsigned>(day))};
-  if (!ymd.ok()) return std::nullopt;
-  const auto days = std::chrono::sys_days(ymd);
-  const int64_t secs = int64_t(days.time_since_epoch().count()) * 86400 + hour * 3600 + minute * 60 + second -
-                       int64_t(offset_min) * 60;
-  return Time(Duration(secs * 1000000 + micros));
-}
+std::optional<Time> parse_time(std::string_view s) { return parse_iso8601(s); }
 
 }  // namespace medic::snapshot

@@ -459,7 +459,7 @@ TEST_F(CliDb, MaintenanceAddRejectsUnknownTargets) {
   const auto dev = medic({"maintenance", "add", "--device", "ctsw999", "--until", "+2h", "--db", url()});
   EXPECT_EQ(dev.code, 2);
   EXPECT_EQ(dev.out, "");
-  EXPECT_EQ(dev.err, "medic: --device \"ctsw999\": no such switch or host in the inventory\n");
+  EXPECT_EQ(dev.err, "medic: --device \"ctsw999\": no such switch or host in the inventory (run medicd or check the name)\n");
   // A port name is not a device.
   const auto port = medic({"maintenance", "add", "--device", "rtsw0001:eth5", "--until", "+2h", "--db", url()});
   EXPECT_EQ(port.code, 2);
@@ -601,10 +601,10 @@ TEST_F(CliDb, MaintenanceEnd) {
   const auto again = medic({"maintenance", "end", active, "--db", url()});
   EXPECT_EQ(again.code, 1);
   EXPECT_EQ(again.out, "");
-  EXPECT_EQ(again.err, "medic: no maintenance window #" + active + " still running\n");
+  EXPECT_EQ(again.err, "medic: maintenance window #" + active + " is over already\n");
   const auto unknown = medic({"maintenance", "end", "999", "--db", url()});
   EXPECT_EQ(unknown.code, 1);
-  EXPECT_EQ(unknown.err, "medic: no maintenance window #999 still running\n");
+  EXPECT_EQ(unknown.err, "medic: no maintenance window #999\n");
   const auto zero = medic({"maintenance", "end", "0", "--db", url()});
   EXPECT_EQ(zero.code, 2);
   EXPECT_THAT(zero.err, HasSubstr("id"));

@@ -14,6 +14,8 @@
 #include "db/remediation_store.h"
 #include "db/slo_store.h"
 #include "db/snapshot_store.h"
+#include "db/user_store.h"
+#include "db/audit_store.h"
 
 namespace medic::db {
 
@@ -25,7 +27,9 @@ struct AllStores : Connection,
                    QueueStore,
                    SnapshotStore,
                    SloStore,
-                   LeaderStore {
+                   LeaderStore,
+                   UserStore,
+                   AuditStore {
   explicit AllStores(const std::string& url, DbOptions options = {})
       : Connection(url, options),
         InventoryStore(conn()),
@@ -35,8 +39,15 @@ struct AllStores : Connection,
         QueueStore(conn()),
         SnapshotStore(conn()),
         SloStore(conn()),
-        LeaderStore(conn()) {}
+        LeaderStore(conn()),
+        UserStore(conn()),
+        AuditStore(conn()) {}
   Connection& conn() { return *this; }
 };
+
+// An operator as a test names one in the audit trail.
+inline Actor person(const std::string& name, const std::string& role = "operator") {
+  return Actor{name, role, "test"};
+}
 
 }  // namespace medic::db

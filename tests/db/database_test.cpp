@@ -730,9 +730,9 @@ TEST(Database, SeededSloTargetsInStageOrder) {
 
 TEST(Database, SetSloTargetUpserts) {
   DemoDb d;
-  ASSERT_TRUE(d.db.set_slo_target({"link_flap", slo::Stage::detect, from_seconds(30), 0.9}).ok());
-  ASSERT_TRUE(d.db.set_slo_target({"optics", slo::Stage::mitigate, from_seconds(600), 0.95}).ok());
-  ASSERT_TRUE(d.db.set_slo_target({"optics", slo::Stage::detect, from_seconds(300), 0.95}).ok());
+  ASSERT_TRUE(d.db.set_slo_target({"link_flap", slo::Stage::detect, from_seconds(30), 0.9}, person("ana", "admin"), SystemClock().now()).ok());
+  ASSERT_TRUE(d.db.set_slo_target({"optics", slo::Stage::mitigate, from_seconds(600), 0.95}, person("ana", "admin"), SystemClock().now()).ok());
+  ASSERT_TRUE(d.db.set_slo_target({"optics", slo::Stage::detect, from_seconds(300), 0.95}, person("ana", "admin"), SystemClock().now()).ok());
   const auto all = d.db.slo_targets();
   ASSERT_TRUE(all.ok()) << all.error();
   std::vector<slo::Target> picked;
@@ -752,7 +752,7 @@ TEST(Database, SetSloTargetUpserts) {
   EXPECT_EQ((*t)[5].stage, slo::Stage::mitigate);
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM slo_targets WHERE incident_class = 'link_flap'"), "4");
   // The table's checks still hold.
-  const auto bad = d.db.set_slo_target({"link_flap", slo::Stage::detect, from_seconds(0), 0.9});
+  const auto bad = d.db.set_slo_target({"link_flap", slo::Stage::detect, from_seconds(0), 0.9}, person("ana", "admin"), SystemClock().now());
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.error(), HasSubstr("set_slo_target"));
 }

@@ -116,14 +116,14 @@ TEST(Remediation, OneUnfinishedActionPerLinkAndItsLife) {
 TEST(Remediation, DecisionsCheckTheStateAndSayWhy) {
   DemoDb d;
   const int64_t inc = open_flap(d, "rtsw0001:eth5");
-  EXPECT_EQ(d.db.approve_incident(999, "ana", at(1)).error(), "no incident with id 999");
+  EXPECT_EQ(d.db.approve_incident(999, person("ana"), 1, "", at(1)).error(), "no incident with id 999");
   // Not drained yet: nothing to mark repaired.
-  const auto early = d.db.mark_repaired(inc, "ana", at(1));
+  const auto early = d.db.mark_repaired(inc, person("ana"), "", at(1));
   ASSERT_FALSE(early.ok());
   EXPECT_THAT(early.error(), HasSubstr("is triaged: only a drained link waiting for repair (repair_requested, escalated)"));
 
   ASSERT_TRUE(d.db.set_incident_state(inc, IncidentState::pending_approval, at(1), "corruption drains need approval").ok());
-  ASSERT_TRUE(d.db.approve_incident(inc, "ana", at(2)).ok());
+  ASSERT_TRUE(d.db.approve_incident(inc, person("ana"), 1, "", at(2)).ok());
   const auto cases = d.db.open_cases();
   ASSERT_TRUE(cases.ok());
   ASSERT_EQ(cases->size(), 1u);
@@ -135,29 +135,29 @@ TEST(Remediation, DecisionsCheckTheStateAndSayWhy) {
 
   // repair_requested but the link is not drained (a hand-edited row): refused.
   ASSERT_TRUE(d.db.set_incident_state(inc, IncidentState::repair_requested, at(3)).ok());
-  EXPECT_THAT(d.db.mark_repaired(inc, "ana", at(4)).error(), HasSubstr("its link is not drained"));
+  EXPECT_THAT(d.db.mark_repaired(inc, person("ana"), "", at(4)).error(), HasSubstr("its link is not drained"));
   d.tdb.exec("UPDATE links SET drain_state = 'drained' WHERE name = '" + d.link_name("rtsw0001:eth5") + "'");
-  ASSERT_TRUE(d.db.mark_repaired(inc, "ana", at(4)).ok());
+  ASSERT_TRUE(d.db.mark_repaired(inc, person("ana"), "", at(4)).ok());
   EXPECT_EQ(d.tdb.scalar("SELECT state FROM incidents WHERE id = " + std::to_string(inc)), "repaired");
-  EXPECT_THAT(d.db.approve_incident(inc, "ana", at(5)).error(), HasSubstr("is repaired: only an incident waiting"));
+  EXPECT_THAT(d.db.approve_incident(inc, person("ana"), 1, "", at(5)).error(), HasSubstr("is repaired: only an incident waiting"));
 
-  ASSERT_TRUE(d.db.dismiss_incident(inc, "bo", "false alarm", at(6)).ok());
+  ASSERT_TRUE(d.db.dismiss_incident(inc, person("bo"), "dismiss", "false alarm", at(6)).ok());
   EXPECT_EQ(d.tdb.scalar("SELECT state || ' ' || blocked_reason FROM incidents WHERE id = " + std::to_string(inc)),
             "dismissed dismissed by bo: false alarm");
-  EXPECT_EQ(d.db.dismiss_incident(inc, "bo", "", at(7)).error(),
+  EXPECT_EQ(d.db.dismiss_incident(inc, person("bo"), "dismiss", "again", at(7)).error(),
             "incident " + std::to_string(inc) + " is already dismissed");
 }
 
 TEST(Remediation, TheBreakerOpensAndOnlyAnOpenOneResets) {
   DemoDb d;
-  EXPECT_EQ(d.db.reset_breaker(at(1), "ana").error(), "the circuit breaker is not open");
+  EXPECT_EQ(d.db.reset_breaker(at(1), person("ana", "admin"), "checked the fabric").error(), "the circuit breaker is not open");
   ASSERT_TRUE(d.db.open_breaker(at(2), "circuit breaker open: 21 incidents").ok());
   auto b = d.db.breaker();
   ASSERT_TRUE(b.ok());
   EXPECT_TRUE(b->open);
   EXPECT_EQ(b->opened_at, at(2));
   EXPECT_EQ(b->reason, "circuit breaker open: 21 incidents");
-  ASSERT_TRUE(d.db.reset_breaker(at(3), "ana").ok());
+  ASSERT_TRUE(d.db.reset_breaker(at(3), person("ana", "admin"), "checked the fabric").ok());
   b = d.db.breaker();
   EXPECT_FALSE(b->open);
   EXPECT_EQ(b->reset_by, "ana");

@@ -540,7 +540,7 @@ TEST(TriageContextDb, MaintenanceAddListAndEnd) {
     m.ends_at = at(to);
     m.reason = why;
     m.created_by = "alice";
-    const auto id = d.db.add_maintenance(m);
+    const auto id = d.db.add_maintenance(m, person("ana"), SystemClock().now());
     if (!id.ok()) throw std::runtime_error(id.error());
     return *id;
   };
@@ -574,15 +574,19 @@ TEST(TriageContextDb, MaintenanceAddListAndEnd) {
   EXPECT_EQ((*rows)[1].link, "");
 
   // Ending a running window early.
-  ASSERT_TRUE(d.db.end_maintenance(w1, at(30)).ok());
+  ASSERT_TRUE(d.db.end_maintenance(w1, person("ana"), at(30)).ok());
   EXPECT_THAT(ids_of(at(40)), ElementsAre(w2, w3));
   EXPECT_EQ((*d.db.maintenance(std::nullopt))[0].ends_at, at(30));
   // A window that is over, or one that does not exist, cannot be ended.
-  for (const int64_t id : {w1, w4, int64_t{424242}}) {
-    const auto st = d.db.end_maintenance(id, at(40));
+  for (const int64_t id : {w1, w4}) {
+    const auto st = d.db.end_maintenance(id, person("ana"), at(40));
     ASSERT_FALSE(st.ok()) << id;
-    EXPECT_THAT(st.error(), HasSubstr("no maintenance window #" + std::to_string(id) + " still running"));
+    EXPECT_EQ(st.error(), "maintenance window #" + std::to_string(id) + " is over already");
+    EXPECT_EQ(st.kind(), ErrorKind::conflict);
   }
+  const auto unknown = d.db.end_maintenance(424242, person("ana"), at(40));
+  EXPECT_EQ(unknown.error(), "no maintenance window #424242");
+  EXPECT_EQ(unknown.kind(), ErrorKind::not_found);
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM maintenance WHERE id = " + std::to_string(w4) +
                          " AND ends_at = '" + format_iso8601(at(10)) + "'"),
             "1")
@@ -597,34 +601,34 @@ TEST(TriageContextDb, MaintenanceChecks) {
   // A link and a device at once, or neither.
   m.link = d.link_name("rtsw0001:eth5");
   m.device = "rtsw0001";
-  auto both = d.db.add_maintenance(m);
+  auto both = d.db.add_maintenance(m, person("ana"), SystemClock().now());
   ASSERT_FALSE(both.ok());
   EXPECT_THAT(both.error(), HasSubstr("add_maintenance"));
   EXPECT_THAT(both.error(), HasSubstr("check constraint"));
   m.link.clear();
   m.device.clear();
-  auto neither = d.db.add_maintenance(m);
+  auto neither = d.db.add_maintenance(m, person("ana"), SystemClock().now());
   ASSERT_FALSE(neither.ok());
   EXPECT_THAT(neither.error(), HasSubstr("check constraint"));
   // It must end after it starts.
   m.device = "rtsw0001";
   m.ends_at = at(0);
-  auto empty = d.db.add_maintenance(m);
+  auto empty = d.db.add_maintenance(m, person("ana"), SystemClock().now());
   ASSERT_FALSE(empty.ok());
   EXPECT_THAT(empty.error(), HasSubstr("check constraint"));
   m.ends_at = at(-5);
-  EXPECT_FALSE(d.db.add_maintenance(m).ok());
+  EXPECT_FALSE(d.db.add_maintenance(m, person("ana"), SystemClock().now()).ok());
   // A link the inventory does not know.
   m.device.clear();
   m.link = "no-such-link";
   m.ends_at = at(10);
-  auto unknown = d.db.add_maintenance(m);
+  auto unknown = d.db.add_maintenance(m, person("ana"), SystemClock().now());
   ASSERT_FALSE(unknown.ok());
   EXPECT_THAT(unknown.error(), HasSubstr("maintenance_link_fkey"));
   EXPECT_EQ(d.count("maintenance"), "0");
   // And a good one goes in.
   m.link = d.link_name("rtsw0001:eth5");
-  EXPECT_TRUE(d.db.add_maintenance(m).ok());
+  EXPECT_TRUE(d.db.add_maintenance(m, person("ana"), SystemClock().now()).ok());
   EXPECT_EQ(d.count("maintenance"), "1");
 }
 

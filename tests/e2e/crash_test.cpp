@@ -306,7 +306,8 @@ TEST(E2ECrash, KillNineAtRandomPointsKeepsTheFabricSafe) {
                                          "i.state IN ('repair_requested', 'escalated') AND l.drain_state = 'drained'")) {
           const bool reject = unit(rng) < 0.2;
           const auto [st, out] = testing::run_command(
-              MEDIC_CLI_BIN, {"incidents", reject ? "reject" : "repaired", id, "--by", "crash-test", "--db", tdb.url()});
+              MEDIC_CLI_BIN, {"incidents", reject ? "dismiss" : "repaired", id, "--by", "crash-test", "--reason",
+                              "crash test", "--db", tdb.url()});
           // medicd may have moved the incident on meanwhile: then the CLI says why not.
           ASSERT_TRUE(st == 0 || out.find("medic: incident " + id) != std::string::npos) << st << ": " << out;
           if (st == 0) ++(reject ? rejects : repairs_marked);

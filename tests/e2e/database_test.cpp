@@ -55,6 +55,7 @@ class E2EDatabase : public ::testing::Test {
   std::pair<unsigned, std::string> get(const std::string& url) {
     HttpCallOptions o;
     o.timeout_s = 3;
+    o.headers = {{"Authorization", "Bearer e2e-bootstrap"}};  // medicd's --api-token below
     auto r = http.get(url, o);
     if (!r.ok()) return {0, r.error()};
     return {r->status, r->body};
@@ -75,7 +76,7 @@ TEST_F(E2EDatabase, AHungDatabaseNeverStopsHealthMetricsOrPolling) {
                .dump()));
   testing::Process medicd(MEDIC_MEDICD_BIN, {"--topology", fabsim.exported, "--db", pg.url(), "--no-probe", "--http",
                                              "127.0.0.1:0", "--run-for", "240", "--db-timeout", "2", "--pending-limit",
-                                             "1"});
+                                             "1", "--api-token", "e2e-bootstrap"});
   const std::string api = api_of(medicd);
   ASSERT_FALSE(api.empty()) << medicd.output();
   ASSERT_TRUE(testing::eventually([&] { return get(api + "/healthz").first == 200; }, 60s)) << medicd.output();
