@@ -19,7 +19,8 @@ const char* kIncidentColumns =
     MEDIC_US("repaired_at") ", " MEDIC_US("validated_at") ", " MEDIC_US("undrained_at") ", "
     MEDIC_US("closed_at") ", " MEDIC_US("dismissed_at") ", " MEDIC_US("escalated_at") ", "
     "coalesce(suspect, ''), coalesce(suspect_port, ''), reopen_count, " MEDIC_US("reopened_at") ", "
-    "coalesce(approval_reason, '')";
+    "coalesce(approval_reason, ''), "
+    "coalesce((SELECT l.drain_state FROM links l WHERE l.name = incidents.link), '')";
 
 IncidentRow read_incident(const pqxx::row& r) {
   IncidentRow i;
@@ -47,6 +48,7 @@ IncidentRow read_incident(const pqxx::row& r) {
   i.reopen_count = r[21].as<int>();
   i.reopened_at = read_time(r[22]);
   i.approval_reason = read_text(r[23]);
+  i.link_drain_state = read_text(r[24]);
   return i;
 }
 
@@ -148,12 +150,15 @@ Status IncidentStore::reopen_incident(const triage::IncidentUpdate& u, const fab
         "detected_at = $5::timestamptz, triaged_at = $6::timestamptz, mitigated_at = NULL, "
         "repair_requested_at = NULL, repaired_at = NULL, validated_at = NULL, undrained_at = NULL, "
         "closed_at = NULL, dismissed_at = NULL, escalated_at = NULL, blocked_reason = NULL, "
+        "approved_by = NULL, approved_at = NULL, "
         "suspect = coalesce($7, suspect), suspect_port = coalesce($8, suspect_port), "
         "reopen_count = reopen_count + 1, reopened_at = $6::timestamptz, updated_at = now() "
         "WHERE id = $1 AND state IN ('closed', 'dismissed')",
         u.incident_id, std::string(detectors::to_string(u.severity)), u.summary, ts(u.started_at),
         ts(u.detected_at), ts(now), opt_text(u.suspect), opt_text(suspect_port));
     if (r.affected_rows() != 1) return Error{"no closed incident with id " + std::to_string(u.incident_id)};
+    // A fault that comes back needs its approvals again (the audit trail keeps the old ones).
+    w.exec_params("DELETE FROM approvals WHERE incident_id = $1", u.incident_id);
     insert_findings(w, u.incident_id, u.findings, t);
     insert_event(w, u.incident_id, now, "reopened", u.summary);
     w.commit();

@@ -18,7 +18,8 @@ namespace medic::db {
 struct IncidentRow {
   int64_t id = 0;
   std::string incident_class, state, severity, link, device, summary, blocked_reason, suspect, suspect_port;
-  std::string approval_reason;  // why its drain waits for a person (pending_approval)
+  std::string approval_reason;   // why its drain waits for a person (pending_approval)
+  std::string link_drain_state;  // its link's: undrained, draining, drained, undraining ("" without a link)
   int reopen_count = 0;
   std::optional<Time> reopened_at;
   std::optional<Time> started_at, detected_at, triaged_at, mitigated_at, repair_requested_at,

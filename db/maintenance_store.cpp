@@ -13,6 +13,13 @@ using namespace internal;
 Result<MaintenanceRow> checked_window(InventoryStore& inventory, MaintenanceRow m) {
   if (m.link.empty() == m.device.empty()) return Error::invalid("a maintenance window names exactly one of link or device");
   if (m.ends_at <= m.starts_at) return Error::invalid("a maintenance window must end after it starts");
+  // Findings under a window are not acted on: one cannot silence a link for years.
+  if (m.ends_at - m.starts_at > std::chrono::hours(24 * kMaxWindowDays)) {
+    return Error::invalid("a maintenance window lasts at most " + std::to_string(kMaxWindowDays) + " days");
+  }
+  if (m.starts_at - Time{} > std::chrono::hours(24 * 365 * 200)) {
+    return Error::invalid("a maintenance window must start before the year 2170");
+  }
   if (!m.link.empty()) {
     // A link may be named by either end; the database keeps its full name.
     const auto full = inventory.resolve_link(m.link);

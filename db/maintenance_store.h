@@ -23,6 +23,8 @@ struct MaintenanceRow {
 
 class InventoryStore;
 
+inline constexpr int kMaxWindowDays = 30;
+
 // A window checked against the inventory before it is added: exactly one of link or device,
 // known (a link named by either end gets its full name), ending after it starts. Refused as
 // invalid or not_found, with the field.

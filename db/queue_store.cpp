@@ -110,8 +110,9 @@ Status QueueStore::dismiss_incident(int64_t id, const Actor& by, const std::stri
     const std::string verb = what == "reject" ? "rejected" : "dismissed";
     w.exec_params(
         "UPDATE incidents SET state = 'dismissed', dismissed_at = $2::timestamptz, blocked_reason = $3, "
-        "updated_at = now() WHERE id = $1",
+        "approved_by = NULL, approved_at = NULL, updated_at = now() WHERE id = $1",
         id, ts(at), verb + " by " + by.name + ": " + reason);
+    w.exec_params("DELETE FROM approvals WHERE incident_id = $1", id);
     insert_event(w, id, at, "dismissed", verb + " by " + by.name + ": " + reason);
     insert_audit(w, by, at, what, id, link_of(w, id), reason);
     w.commit();

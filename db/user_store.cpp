@@ -27,6 +27,9 @@ Result<std::string> UserStore::add_user(const std::string& name, const std::stri
     return Error::invalid("user name " + quote(name) +
                           ": 1 to 64 letters, digits and . _ @ -, starting with a letter or digit");
   }
+  if (name == "bootstrap" || name == "medicd") {
+    return Error::invalid("user name " + quote(name) + " is reserved (medicd's bootstrap token and medicd itself)");
+  }
   if (!valid_role(role)) return Error::invalid("role " + quote(role) + ": expected viewer, operator or admin");
   const std::string salt = random_salt(), secret = random_secret();
   const std::string hash = token_hash(salt, secret);

@@ -131,7 +131,7 @@ HttpResponse get_queue(Api::Call& c) {
   for (auto& i : items) {
     const auto& by = i["approvals"];
     const bool mine = std::find(by.begin(), by.end(), c.who.name) != by.end();
-    i["allowed"] = allowed_actions(i["state"].get<std::string>(), c.who.role, mine);
+    i["allowed"] = allowed_actions(i["state"].get<std::string>(), c.who.role, mine, i["link_drain_state"] == "drained");
   }
   return answer(200, {{"incidents", items},
                       {"breaker_open", breaker->open},
@@ -162,8 +162,8 @@ HttpResponse get_incident(Api::Call& c) {
   if (!approvals.ok()) return refusal(approvals.failure());
   const std::vector<std::string> by = approvals->count(id) ? approvals->at(id) : std::vector<std::string>{};
   json out = incident_json(*inc, *targets, by, approvals_needed(c.setup, inc->incident_class), c.now);
-  out["allowed"] = allowed_actions(inc->state, c.who.role,
-                                   std::find(by.begin(), by.end(), c.who.name) != by.end());
+  out["allowed"] = allowed_actions(inc->state, c.who.role, std::find(by.begin(), by.end(), c.who.name) != by.end(),
+                                   inc->link_drain_state == "drained");
   out["reopen_count"] = inc->reopen_count;
   out["stages"] = {{"started", iso(inc->started_at)},     {"detected", iso(inc->detected_at)},
                    {"triaged", iso(inc->triaged_at)},     {"mitigated", iso(inc->mitigated_at)},
@@ -797,6 +797,8 @@ Api::Stores& Api::db() {
 std::optional<HttpResponse> Api::handle(const HttpRequest& r) {
   if (!owns(r.path)) return std::nullopt;
   if (is_page(r.path)) return page(r);
+  // The description needs no database: never behind a request that waits on it.
+  if (r.path == "/api" && (r.method == "GET" || r.method == "HEAD")) return answer(200, api_description());
   std::lock_guard lock(mu_);
   try {
     return route(r);
@@ -830,16 +832,27 @@ HttpResponse Api::route(const HttpRequest& r) {
   }
   if (found->handler == nullptr) return answer(200, api_description());
 
-  Call call{r, setup_, db(), std::move(args), {}, json::object(), SystemClock().now()};
-  // Who asks: the bearer token's owner, never anything the body says.
+  // Who asks: the bearer token's owner, never anything the body says. Nothing without a
+  // token reaches the database.
   const std::string* h = r.header("authorization");
   std::string token;
-  if (h != nullptr && h->size() > 7 && ascii_lower(h->substr(0, 7)) == "bearer ") token = std::string(trim(std::string_view(*h).substr(7)));
+  if (h != nullptr && h->size() > 7 && ascii_lower(h->substr(0, 7)) == "bearer ") {
+    token = std::string(trim(std::string_view(*h).substr(7)));
+  }
   if (token.empty()) {
     return error(401, "no bearer token: send Authorization: Bearer TOKEN (medic users add prints one)");
   }
+  const bool bootstrap = !setup_.bootstrap_token.empty() && same_bytes(token, setup_.bootstrap_token);
+  if (!bootstrap && !parse_token(token)) return error(401, "unknown or revoked token");
+  Call call{r, setup_, db(), std::move(args), {}, json::object(), SystemClock().now()};
   const std::string source = "http from " + host_of(r.peer);
-  if (!setup_.bootstrap_token.empty() && same_bytes(token, setup_.bootstrap_token)) {
+  if (bootstrap) {
+    // It reads and manages users, nothing else: a person holding it and a token of their own
+    // is still one approver.
+    if (found->changes_state && std::string(found->path).rfind("/api/users", 0) != 0) {
+      return error(403, std::string("the bootstrap token (--api-token) may not ") + found->method + " " + found->path +
+                            ": it only reads and manages users; decide with a user's own token");
+    }
     call.who = db::Actor{"bootstrap", "admin", source};
   } else {
     auto id = call.s.users.authenticate(token);

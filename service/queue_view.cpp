@@ -42,7 +42,8 @@ int role_rank(const std::string& role) {
   return -1;
 }
 
-std::vector<std::string> allowed_actions(const std::string& state, const std::string& role, bool approved_by_me) {
+std::vector<std::string> allowed_actions(const std::string& state, const std::string& role, bool approved_by_me,
+                                         bool link_drained) {
   std::vector<std::string> a;
   if (role_rank(role) < role_rank("operator")) return a;
   if (state == "closed" || state == "dismissed") return a;
@@ -50,7 +51,7 @@ std::vector<std::string> allowed_actions(const std::string& state, const std::st
       state == "pending_approval" || state == "blocked" || state == "triaged" || state == "detected";
   if (waits_for_drain && !approved_by_me) a.push_back("approve");
   if (waits_for_drain) a.push_back("reject");
-  if (state == "repair_requested" || state == "escalated") a.push_back("repaired");
+  if ((state == "repair_requested" || state == "escalated") && link_drained) a.push_back("repaired");
   a.push_back("dismiss");
   return a;
 }
@@ -97,6 +98,7 @@ json incident_json(const db::IncidentRow& r, std::span<const slo::Target> target
           {"waits_for", waits.empty() ? "medicd" : waits},
           {"approvals", approvals},
           {"approvals_needed", approvals_needed},
+          {"link_drain_state", r.link_drain_state},
           {"detected_at", r.detected_at ? format_iso8601(*r.detected_at) : ""},
           {"age_s", since ? seconds(now - *since) : 0.0},
           {"slo_budget", budget}};

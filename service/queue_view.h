@@ -25,8 +25,10 @@ nlohmann::json queue_json(const std::vector<db::CaseRow>& cases);
 
 // The decisions a role may take on an incident in `state` (approve, reject, dismiss,
 // repaired), in the order the page shows them; the stores refuse the same ones.
-// `approved_by_me`: this person approved it already (a second approval is refused).
-std::vector<std::string> allowed_actions(const std::string& state, const std::string& role, bool approved_by_me);
+// `approved_by_me`: this person approved it already (a second approval is refused);
+// `link_drained`: its link is drained (only then can it be marked repaired).
+std::vector<std::string> allowed_actions(const std::string& state, const std::string& role, bool approved_by_me,
+                                         bool link_drained);
 // Roles in order of what they may do: viewer < operator < admin. -1 for anything else.
 int role_rank(const std::string& role);
 

@@ -34,7 +34,8 @@ function duration(s) {
 function when(iso) {
   if (!iso) return '';
   const d = new Date(iso);
-  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  if (isNaN(d.getTime())) return String(iso);  // shown as medicd wrote it, never an exception
+  try { return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z'); } catch (e) { return String(iso); }
 }
 
 async function api(method, path, body) {

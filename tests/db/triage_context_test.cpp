@@ -244,6 +244,8 @@ TEST(TriageContextDb, ReopenClearsLaterStagesAndKeepsTheHistory) {
                        "corrupted frames");
   const auto id = d.db.open_incident(u, d.topo, at(2));
   ASSERT_TRUE(id.ok()) << id.error();
+  // Its drain was approved (by one of one) before it went ahead.
+  ASSERT_TRUE(d.db.approve_incident(*id, person("ana"), 1, "", at(2)).ok());
   for (const auto& [st, t] : std::vector<std::pair<IncidentState, double>>{{IncidentState::mitigated, 3},
                                                                           {IncidentState::repair_requested, 3},
                                                                           {IncidentState::repaired, 100},
@@ -277,12 +279,15 @@ TEST(TriageContextDb, ReopenClearsLaterStagesAndKeepsTheHistory) {
     EXPECT_FALSE(stage);
   }
   EXPECT_EQ(r.blocked_reason, "");
+  // The old approval does not carry over to the fault that came back.
+  EXPECT_EQ(d.tdb.scalar("SELECT coalesce(approved_by, '-') || ' ' || (SELECT count(*) FROM approvals) FROM incidents"),
+            "- 0");
   const auto fs = d.db.findings(*id);
   ASSERT_TRUE(fs.ok());
   ASSERT_EQ(fs->size(), 2u);
   EXPECT_EQ((*fs)[1].device, "ctsw001");
   // The earlier stages stay in the audit trail.
-  EXPECT_THAT(d.events(*id), ElementsAre("detected: corrupted frames", "triaged", "mitigated", "repair_requested",
+  EXPECT_THAT(d.events(*id), ElementsAre("detected: corrupted frames", "triaged", "triaged: drain approved by ana", "mitigated", "repair_requested",
                                          "repaired", "validated", "undrained", "closed",
                                          "reopened: corrupted frames again"));
   const auto ev = d.db.incident_events(*id);

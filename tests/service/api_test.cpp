@@ -152,6 +152,15 @@ TEST_F(ApiTest, WhoAmIIsTheTokensOwnerAndTheBootstrapTokenIsAnAdmin) {
             "401 no bearer token: send Authorization: Bearer TOKEN (medic users add prints one)");
   EXPECT_EQ(err(req("GET", "/api/whoami", "", "mdk_1_AAAA")), "401 unknown or revoked token");
   EXPECT_EQ(err(req("GET", "/api/whoami", "", "dan")), "401 user dan is disabled");
+  // The bootstrap token reads and manages users, and decides nothing: whoever holds it and a
+  // token of their own is still one approver.
+  const int64_t id = open_incident("rtsw0001:eth5", triage::IncidentState::pending_approval);
+  EXPECT_EQ(err(req("POST", "/api/incidents/" + std::to_string(id) + "/approve", "", kBootstrap)),
+            "403 the bootstrap token (--api-token) may not POST /api/incidents/{id}/approve: it only reads and manages "
+            "users; decide with a user's own token");
+  EXPECT_EQ(call(req("GET", "/api/queue", "", kBootstrap)).status, 200u);
+  EXPECT_EQ(err(req("POST", "/api/users", R"({"name":"bootstrap","role":"admin"})", kBootstrap)),
+            "422 user name \"bootstrap\" is reserved (medicd's bootstrap token and medicd itself)");
   // A rotated token stops working at once.
   const std::string old = tokens["otto"];
   ASSERT_TRUE(d.db.rotate_token("otto", db::person("ada", "admin"), SystemClock().now()).ok());
@@ -177,6 +186,19 @@ TEST_F(ApiTest, TheQueueShowsEveryOpenIncidentWithItsBudgetAndWhatTheCallerMayDo
   EXPECT_EQ(a[1]["slo_budget"]["stage"], "mitigate");
   EXPECT_EQ(a[1]["slo_budget"]["target_s"], 120.0);
   EXPECT_GT(a[1]["slo_budget"]["share_left"].get<double>(), 0.5);
+  // Waiting for repair: "repaired" is offered only while its link is drained (the store
+  // refuses it otherwise).
+  ASSERT_TRUE(d.db.set_incident_state(flap, triage::IncidentState::escalated, SystemClock().now(), "drain failed").ok());
+  auto allowed_for = [&](int64_t which) {
+    const json q = json::parse(call(req("GET", "/api/queue")).body);
+    for (const auto& i : q["incidents"]) {
+      if (i["id"] == which) return i["allowed"];
+    }
+    return json();
+  };
+  EXPECT_EQ(allowed_for(flap), (json{"dismiss"}));
+  d.tdb.exec("UPDATE links SET drain_state = 'drained' WHERE name = '" + d.link_name("rtsw0002:eth5") + "'");
+  EXPECT_EQ(allowed_for(flap), (json{"repaired", "dismiss"}));
   // A viewer sees the same queue and may do nothing.
   const json v = json::parse(call(req("GET", "/api/queue", "", "vera")).body)["incidents"];
   EXPECT_EQ(v[0]["allowed"], json::array());
@@ -295,6 +317,8 @@ TEST_F(ApiTest, MaintenanceAndUsersAndTargetsOverHttp) {
             "404 link \"rtsw0001:eth99\": no such link in the inventory");
   EXPECT_EQ(err(req("POST", "/api/maintenance", R"({"until":"+2h","reason":"x"})")),
             "422 a maintenance window names exactly one of link or device");
+  EXPECT_EQ(err(req("POST", "/api/maintenance", R"({"device":"ctsw001","until":"+3000000d","reason":"x"})")),
+            "422 a maintenance window lasts at most 30 days");
   EXPECT_EQ(err(req("POST", "/api/maintenance", R"({"device":"ctsw001","until":"soon","reason":"x"})")),
             "422 body: $.until: \"soon\": expected +N[smhd], Unix seconds or ISO 8601");
   const std::string end = "/api/maintenance/" + std::to_string(w["id"].get<int64_t>()) + "/end";
