@@ -9,6 +9,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
 #include "common/strings.h"
 #include "common/time.h"
@@ -39,6 +40,22 @@ inline void insert_event(pqxx::work& w, int64_t incident_id, Time at, const std:
                          const std::string& note) {
   w.exec_params("INSERT INTO incident_events (incident_id, at, state, note) VALUES ($1, $2::timestamptz, $3, $4)",
                 incident_id, ts(at), state, note);
+}
+
+// A PostgreSQL array literal of texts ('{"a","b"}'), for `= ANY($1::text[])`: one
+// statement for many rows instead of a statement per row.
+inline std::string text_array(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (const char ch : items[i]) {
+      if (ch == '"' || ch == '\\') out += '\\';
+      out += ch;
+    }
+    out += '"';
+  }
+  return out + "}";
 }
 
 // One row of the audit trail, in the caller's transaction (with the change it records).

@@ -94,11 +94,17 @@ Result<bool> InventoryStore::device_known(const std::string& name) {
 
 Status InventoryStore::set_link_oper(const std::vector<std::pair<std::string, bool>>& links, Time at) {
   return c_.run("set_link_oper", [&](Pq& pq) -> Status {
+    // Two statements whatever the count: a whole fabric coming up at medicd's first poll
+    // (75,000 links on zone32k) is one update, not 75,000.
+    std::vector<std::string> up, down;
+    for (const auto& [name, is_up] : links) (is_up ? up : down).push_back(name);
     pqxx::work w(pq.c);
-    for (const auto& [name, up] : links) {
+    for (const auto& [names, state] : {std::pair{&up, "up"}, std::pair{&down, "down"}}) {
+      if (names->empty()) continue;
       w.exec_params(
-          "UPDATE links SET oper_state = $2, oper_changed_at = $3::timestamptz WHERE name = $1 AND oper_state <> $2",
-          name, std::string(up ? "up" : "down"), ts(at));
+          "UPDATE links SET oper_state = $2, oper_changed_at = $3::timestamptz WHERE name = ANY($1::text[]) "
+          "AND oper_state <> $2",
+          text_array(*names), std::string(state), ts(at));
     }
     w.commit();
     return Ok{};

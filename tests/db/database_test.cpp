@@ -808,5 +808,19 @@ TEST(Database, IncidentTimesForTheSloReport) {
   EXPECT_EQ(report[1].pending, 1);  // b: 10s of 120s so far
 }
 
+TEST(Database, LinkOperStatesOfAWholeFabricAreOneCall) {
+  DemoDb d;
+  std::vector<std::pair<std::string, bool>> all;
+  for (fabric::LinkId l = 0; l < d.topo.links().size(); ++l) all.emplace_back(d.topo.link(l).name, l % 10 != 3);
+  ASSERT_TRUE(d.db.set_link_oper(all, at(1)).ok());
+  EXPECT_EQ(d.tdb.scalar("SELECT string_agg(oper_state || ' ' || n, ', ' ORDER BY oper_state) FROM "
+                         "(SELECT oper_state, count(*) n FROM links GROUP BY oper_state) s"),
+            "down 8, up 72");
+  // Only links whose state changes are touched: their change time stays.
+  ASSERT_TRUE(d.db.set_link_oper({{all[3].first, true}, {all[0].first, true}}, at(2)).ok());
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM links WHERE oper_changed_at = '" + format_iso8601(at(2)) + "'"), "1");
+  EXPECT_EQ(d.tdb.scalar("SELECT oper_state FROM links WHERE name = '" + all[3].first + "'"), "up");
+}
+
 }  // namespace
 }  // namespace medic::db
