@@ -222,8 +222,10 @@ function whatIf(w) {
     esc(g.kind) + '</td><td>' + g.links_before + ' → ' + g.links_after + ' of ' + g.links + '</td><td>' +
     (100 * g.before).toFixed(1) + '% → ' + (100 * g.after).toFixed(1) + '%</td><td>' + (100 * g.floor).toFixed(1) + '%</td><td>' +
     (g.breaks_floor ? 'breaks the floor' : 'safe') + '</td></tr>');
-  return '<p>The link is <b>' + esc(w.link_state) + '</b>. Draining it now: <b id="whatif-verdict">' +
-    (w.allowed ? 'allowed' : 'refused') + '</b>' + (w.problems.length ? ': ' + esc(w.problems.join('; ')) : '') + '.</p>' +
+  const verdict = '<b id="whatif-verdict">' + (w.allowed ? 'allowed' : 'refused') + '</b>';
+  return '<p>The link is <b>' + esc(w.link_state) + '</b>. ' +
+    (w.out_of_service ? 'Taking it out of service, from the fabric as it is with the link back in: ' : 'Draining it now: ') +
+    verdict + (w.problems.length ? ': ' + esc(w.problems.join('; ')) : '') + '.</p>' +
     table(['Capacity group', 'Kind', 'Links in service', 'Capacity', 'Floor', ''], groups) +
     '<p>Drain budget: ' + w.budget.fabric.before + ' → ' + w.budget.fabric.after + ' links drained in the fabric (limit ' +
     w.budget.fabric.limit + ').</p>';
@@ -237,7 +239,7 @@ async function showIncident(id) {
     ? cells([when(t.at), 'medicd', t.state, t.note])
     : cells([when(t.at), t.who + ' (' + t.role + ')', t.what, (t.reason || '') + (t.source ? ' — ' + t.source : '')]));
   const findings = i.findings.map((f) => '<tr><td>' + esc(when(f.observed_at)) + '</td><td>' + esc(f.kind) + '</td><td>' +
-    esc(f.severity) + '</td><td>' + esc(f.device + (f.port ? ':' + f.port : '')) + '</td><td>' + esc(f.summary) +
+    esc(f.severity) + '</td><td>' + esc(f.port || f.device) + '</td><td>' + esc(f.summary) +
     (f.note ? ' <i>(' + esc(f.note) + ')</i>' : '') + '<details><summary>evidence</summary>' + pretty(f.evidence) + '</details></td></tr>');
   const actions = i.actions.map((a) => cells([a.id, a.kind, a.state, when(a.intent_at), when(a.result_at), a.reason]));
   const snaps = i.snapshots.map((s) => cells([s.id, when(s.taken_at), s.scope, s.reason, s.ports + ' ports']));
@@ -258,8 +260,8 @@ async function showIncident(id) {
     '<h2>Actions</h2>' + table(['#', 'Kind', 'State', 'Intent', 'Result', 'Reason'], actions) +
     '<h2>Snapshots</h2>' + table(['#', 'Taken', 'Scope', 'Why', 'Size'], snaps) +
     '<div id="diffs">' + (diffs || '<p class="empty">No pair of snapshots to compare yet.</p>') + '</div>' +
-    '<h2>Capacity if its link is drained (what-if)</h2><div id="whatif">' + whatIf(i.what_if) + '</div>' +
-    '<h2>Runbook: ' + esc(i.class) + '</h2><div id="runbook" class="runbook">' +
+    '<h2>Capacity of the groups its link belongs to (what-if)</h2><div id="whatif">' + whatIf(i.what_if) + '</div>' +
+    '<h2>Runbook</h2><div id="runbook" class="runbook">' +
     (i.runbook ? markdown(i.runbook) : '<p class="empty">No runbook for this class.</p>') + '</div>';
 }
 

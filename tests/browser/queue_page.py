@@ -91,6 +91,8 @@ try:
     check("Timeline" in text and "Findings and their evidence" in text, "timeline and findings are shown")
     check(len(d.find_elements(By.CSS_SELECTOR, "details summary")) >= 1, "findings carry their evidence")
     check(d.find_element(By.ID, "whatif-verdict").text in ("allowed", "refused"), "the what-if of the drain is shown")
+    check(len(d.find_elements(By.CSS_SELECTOR, "#whatif tbody tr")) >= 1 and "None." not in d.find_element(By.ID, "whatif").text,
+          "the what-if lists the capacity groups the drain touches")
     check("What it means" in d.find_element(By.ID, "runbook").text, "the class's runbook is rendered")
     d.find_element(By.CSS_SELECTOR, "#actions button.act-approve").click()
     WebDriverWait(d, 10).until(ec.visibility_of_element_located((By.ID, "decide")))

@@ -247,7 +247,14 @@ TEST_F(ApiTest, AnIncidentsPageHasItsTimelineFindingsWhatIfAndRunbook) {
   EXPECT_TRUE(j["findings"].is_array());
   ASSERT_TRUE(j["what_if"].is_object());
   EXPECT_EQ(j["what_if"]["link_state"], "in service");
+  EXPECT_EQ(j["what_if"]["out_of_service"], false);
   EXPECT_FALSE(j["what_if"]["groups"].empty());
+  // Once drained, the page still shows what taking it out does to its groups.
+  d.tdb.exec("UPDATE links SET drain_state = 'drained', oper_state = 'up' WHERE name = '" + d.link_name("rtsw0001:eth5") + "'");
+  const json drained = json::parse(call(req("GET", "/api/incidents/" + std::to_string(id), "", "vera")).body)["what_if"];
+  EXPECT_EQ(drained["link_state"], "drained");
+  EXPECT_EQ(drained["out_of_service"], true);
+  EXPECT_EQ(drained["groups"], j["what_if"]["groups"]);
   EXPECT_THAT(j["runbook"].get<std::string>(), HasSubstr("# Runbook: corruption"));
   EXPECT_EQ(err(req("GET", "/api/incidents/4242")), "404 no incident with id 4242");
   EXPECT_EQ(err(req("GET", "/api/incidents/x1")), "404 no incident \"x1\": an incident id is a positive integer");
