@@ -1,5 +1,7 @@
 #include "slo/slo.h"
 
+#include "slo/compliance.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -22,31 +24,10 @@ std::optional<Stage> parse_stage(std::string_view s) {
   return std::nullopt;
 }
 
-namespace {
-
-// The timestamps that open and close a stage.
-std::pair<std::optional<Time>, std::optional<Time>> bounds(const IncidentTimes& i, Stage s) {
-  switch (s) {
-    case Stage::detect: return {i.started_at, i.detected_at};
-    case Stage::mitigate: return {i.detected_at, i.mitigated_at};
-    case Stage::repair: return {i.mitigated_at, i.repaired_at};
-    case Stage::restore: return {i.repaired_at, i.undrained_at};
-  }
-  return {};
-}
-
-Duration quantile(std::vector<Duration>& v, double q) {
-  std::sort(v.begin(), v.end());
-  // Nearest-rank: the smallest value with at least q of the values at or below it.
-  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
-
-}  // namespace
 
 Verdict judge(const IncidentTimes& inc, Stage stage, Duration target, Time now,
               std::optional<Duration>* elapsed) {
-  const auto [begin, end] = bounds(inc, stage);
+  const auto [begin, end] = stage_bounds(inc, stage);
   if (!begin) return Verdict::not_applicable;
   if (end) {
     const Duration d = std::max(Duration::zero(), *end - *begin);
@@ -65,7 +46,7 @@ double StageBudget::share_left() const {
 std::optional<StageBudget> current_budget(const IncidentTimes& inc, std::span<const Target> targets, Time now) {
   if (!inc.open) return std::nullopt;
   for (const Stage s : {Stage::mitigate, Stage::repair, Stage::restore}) {
-    const auto [begin, end] = bounds(inc, s);
+    const auto [begin, end] = stage_bounds(inc, s);
     if (!begin) return std::nullopt;  // an earlier stage is still running (or none applies)
     if (end) continue;
     for (const Target& t : targets) {

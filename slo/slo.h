@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/time.h"
@@ -27,6 +28,19 @@ struct IncidentTimes {
   bool open = true;  // closed or dismissed incidents no longer accrue time
   std::optional<Time> started_at, detected_at, mitigated_at, repaired_at, undrained_at;
 };
+
+// The timestamps that open and close a stage, of anything with the five stage times
+// (IncidentTimes here, StageTimes in slo/compliance.h).
+template <class Times>
+std::pair<std::optional<Time>, std::optional<Time>> stage_bounds(const Times& i, Stage s) {
+  switch (s) {
+    case Stage::detect: return {i.started_at, i.detected_at};
+    case Stage::mitigate: return {i.detected_at, i.mitigated_at};
+    case Stage::repair: return {i.mitigated_at, i.repaired_at};
+    case Stage::restore: return {i.repaired_at, i.undrained_at};
+  }
+  return {};
+}
 
 struct Target {
   std::string incident_class;
