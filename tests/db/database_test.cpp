@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <functional>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <thread>
@@ -17,6 +18,9 @@
 #include "remediation/capacity.h"
 #include "remediation/driver.h"
 #include "remediation/actions.h"
+#include "common/files.h"
+#include "common/strings.h"
+#include "slo/targets_file.h"
 #include "tests/db/demo_db.h"
 #include "tests/support/testing.h"
 
@@ -820,6 +824,31 @@ TEST(Database, LinkOperStatesOfAWholeFabricAreOneCall) {
   ASSERT_TRUE(d.db.set_link_oper({{all[3].first, true}, {all[0].first, true}}, at(2)).ok());
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM links WHERE oper_changed_at = '" + format_iso8601(at(2)) + "'"), "1");
   EXPECT_EQ(d.tdb.scalar("SELECT oper_state FROM links WHERE name = '" + all[3].first + "'"), "up");
+}
+
+TEST(Database, TheDefaultTargetsFileIsWhatTheSchemaSeeds) {
+  DemoDb d;
+  std::vector<std::string> classes;
+  for (size_t c = 0; c < triage::kIncidentClassCount; ++c) {
+    classes.emplace_back(triage::to_string(static_cast<triage::IncidentClass>(c)));
+  }
+  const auto text = read_data_file(std::string(MEDIC_SOURCE_DIR) + "/data/slo.json");
+  ASSERT_TRUE(text.ok()) << text.error();
+  const auto file = slo::parse_targets(*text, "data/slo.json", classes);
+  ASSERT_TRUE(file.ok()) << file.error();
+  const auto seeded = d.db.slo_targets();
+  ASSERT_TRUE(seeded.ok());
+  std::set<std::string> a, b;
+  for (const auto& t : *file) {
+    a.insert(t.incident_class + " " + std::string(slo::to_string(t.stage)) + " " + format_number(seconds(t.target)) + " " +
+             format_number(t.objective));
+  }
+  for (const auto& t : *seeded) {
+    b.insert(t.incident_class + " " + std::string(slo::to_string(t.stage)) + " " + format_number(seconds(t.target)) + " " +
+             format_number(t.objective));
+  }
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.size(), 17u);
 }
 
 }  // namespace
