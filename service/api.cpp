@@ -262,12 +262,14 @@ HttpResponse get_incident(Api::Call& c) {
       // A link already out of service changes nothing now: show what taking it out does
       // to its groups, from the fabric as it is with that link back in.
       const bool out_now = !model.in_service(*link);
-      remediation::CapacityModel with_it = model;
-      with_it.set_drained(*link, false);
-      with_it.set_reserved(*link, false);
-      with_it.set_oper_up(*link, true);
-      json w = remediation::what_if_json(out_now ? with_it : model, links);
-      w["link_state"] = remediation::link_state_text(model, *link);
+      const std::string state_now = remediation::link_state_text(model, *link);
+      if (out_now) {  // the model is this request's own: put the link back in it
+        model.set_drained(*link, false);
+        model.set_reserved(*link, false);
+        model.set_oper_up(*link, true);
+      }
+      json w = remediation::what_if_json(model, links);
+      w["link_state"] = state_now;
       w["out_of_service"] = out_now;
       out["what_if"] = std::move(w);
     }
