@@ -197,6 +197,7 @@ void DetectorConfig::validate(const std::string& source) const {
   at_most("$.probe.latency_factor", probe.latency_factor, 1e4);
   if (seconds(probe.latency_floor) > 100) fail("$.probe.latency_floor_ms", "must be at most 100000");
   if (probe.clear_rounds < 1) fail("$.probe.clear_rounds", "must be at least 1");
+  in("$.probe.confirm_rounds", probe.confirm_rounds, 1, 1000);
   if (!(probe.outage_share > 0 && probe.outage_share <= 1)) fail("$.probe.outage_share", "must be in (0, 1]");
   in("$.probe.outage_min_sessions", probe.outage_min_sessions, 1, 1e6);
 }
@@ -281,7 +282,7 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
 
   const json& probe = r.object(doc, "$", "probe", present);
   r.keys(probe, "$.probe", {"critical_loss", "min_confidence", "latency_factor", "latency_floor_ms", "clear_rounds",
-                            "outage_share", "outage_min_sessions"});
+                            "confirm_rounds", "outage_share", "outage_min_sessions"});
   r.number(probe, "$.probe", "outage_share", c.probe.outage_share);
   r.count(probe, "$.probe", "outage_min_sessions", c.probe.outage_min_sessions);
   r.number(probe, "$.probe", "critical_loss", c.probe.critical_loss);
@@ -299,6 +300,14 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   if (clear > 1'000'000) r.fail("$.probe.clear_rounds", "must be at most 1000000");
   if (clear != std::floor(clear)) r.fail("$.probe.clear_rounds", "must be a whole number of rounds, got " + json(clear).dump());
   c.probe.clear_rounds = static_cast<int>(clear);
+  double confirm = c.probe.confirm_rounds;
+  r.number(probe, "$.probe", "confirm_rounds", confirm);
+  if (confirm < 1) r.fail("$.probe.confirm_rounds", "must be at least 1");
+  if (confirm > 1000) r.fail("$.probe.confirm_rounds", "must be at most 1000");
+  if (confirm != std::floor(confirm)) {
+    r.fail("$.probe.confirm_rounds", "must be a whole number of rounds, got " + json(confirm).dump());
+  }
+  c.probe.confirm_rounds = static_cast<int>(confirm);
 
   c.validate(source);
   return c;

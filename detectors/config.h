@@ -96,6 +96,9 @@ struct ProbeConfig {
   double latency_factor = 4.0;   // median RTT this many times the fabric's median ...
   Duration latency_floor = std::chrono::microseconds(500);  // ... and at least this much above it
   int clear_rounds = 3;          // rounds without a verdict before a link may be reported again
+  // Rounds in a row a reflector must be named before it is reported: one round's few lost
+  // probes (a busy host, a lossy link under most of its sessions) are not a reflector fault.
+  int confirm_rounds = 3;
   // A probe round in which at least this share of one prober's sessions (and at least
   // outage_min_sessions) lost probes is the measurement's outage (probes::SchedulerConfig).
   double outage_share = 0.5;

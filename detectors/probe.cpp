@@ -62,6 +62,7 @@ void ProbeDetector::on_measurement(const probes::RoundResult& round, std::vector
     MeasurementState& st = reflectors_[e.device];
     st.quiet_rounds = 0;
     if (st.reported) continue;
+    if (++st.named_rounds < config_.confirm_rounds) continue;
     st.reported = true;
     Finding f = measurement_finding(FindingKind::reflector_loss, e.device, round.at);
     f.summary = "the STAMP reflector of " + e.name + " loses " + percent(e.loss) + " of what it should answer, alike on " +
@@ -90,6 +91,7 @@ void ProbeDetector::on_measurement(const probes::RoundResult& round, std::vector
   }
   for (fabric::DeviceId d = 0; d < reflectors_.size(); ++d) {
     MeasurementState& st = reflectors_[d];
+    if (!reflector_now[d] && !st.reported) st.named_rounds = 0;  // not in a row
     if (!st.reported || reflector_now[d]) continue;
     if (++st.quiet_rounds < config_.clear_rounds) continue;
     st = {};

@@ -48,6 +48,7 @@ class ProbeDetector {
   struct MeasurementState {
     bool reported = false;
     int quiet_rounds = 0;
+    int named_rounds = 0;  // rounds in a row it was named, before it is reported
   };
   void on_verdict(const probes::LinkVerdict& v, Time at, std::vector<Finding>& out);
   void on_silent_link(const probes::LinkVerdict& v, fabric::DeviceId silent, Time at, std::vector<Finding>& out);

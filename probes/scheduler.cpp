@@ -8,6 +8,8 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -72,8 +74,10 @@ struct ProbeScheduler::Impl {
   std::mutex mu;
   std::vector<RoundResult> results;
   int epfd = -1;
+  std::vector<size_t> order;  // the order this pass visits the sessions in
+  std::mt19937_64 rng;
 
-  Impl(const fabric::Topology& t, uint64_t seed) : ecmp(t, seed) {}
+  Impl(const fabric::Topology& t, uint64_t seed) : ecmp(t, seed), rng(seed) {}
   ~Impl() {
     if (epfd >= 0) ::close(epfd);
   }
@@ -298,7 +302,20 @@ Status ProbeScheduler::start() {
         tx.resize(std::max<size_t>(tx.size(), this_tick * kUnauthenticatedSize));
         const Time now = clock_.now();
         for (uint64_t k = 0; k < this_tick; ++k) {
-          Session& s = im.sessions[(done + k) % n_sessions];
+          // Each pass over the sessions visits them in a fresh random order: a stall of the
+          // prober, of one reflector's host or of the network delays a run of consecutive
+          // probes, and that run must fall on sessions of every endpoint alike (the
+          // background localization discounts), never on the sessions of one reflector as
+          // if it were failing.
+          const uint64_t slot_in_pass = (done + k) % n_sessions;
+          if (slot_in_pass == 0 || im.order.size() != n_sessions) {
+            if (im.order.size() != n_sessions) {
+              im.order.resize(n_sessions);
+              std::iota(im.order.begin(), im.order.end(), size_t{0});
+            }
+            std::shuffle(im.order.begin(), im.order.end(), im.rng);
+          }
+          Session& s = im.sessions[im.order[slot_in_pass]];
           SenderPacket p;
           p.seq = s.next_seq++;
           p.timestamp = to_ntp(now);

@@ -313,6 +313,9 @@ TEST(ProbeDetectorConfig, ErrorsNameTheirPath) {
             "t.json: $.probe.latency_factor: expected a finite number, got [4]");
   EXPECT_EQ(error_of(R"({"probe": {"latency_floor_ms": true}})"),
             "t.json: $.probe.latency_floor_ms: expected a finite number, got true");
+  EXPECT_EQ(error_of(R"({"probe": {"confirm_rounds": 0}})"), "t.json: $.probe.confirm_rounds: must be at least 1");
+  EXPECT_EQ(error_of(R"({"probe": {"confirm_rounds": 2.5}})"),
+            "t.json: $.probe.confirm_rounds: must be a whole number of rounds, got 2.5");
   EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": "3"}})"),
             "t.json: $.probe.clear_rounds: expected a finite number, got \"3\"");
 }
@@ -394,6 +397,13 @@ TEST_F(ProbeDetectorTest, AReflectorVerdictIsAboutItsDeviceNeverALink) {
   e.probes = 480;
   e.observations = 4;
   r.endpoints.push_back(e);
+  // Named in confirm_rounds (3) rounds in a row before it is reported.
+  probes::RoundResult early = round(8);
+  early.endpoints.push_back(e);
+  EXPECT_TRUE(observe(early).empty());
+  early = round(9);
+  early.endpoints.push_back(e);
+  EXPECT_TRUE(observe(early).empty());
   const auto out = observe(r);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].kind, FindingKind::reflector_loss);
@@ -411,6 +421,41 @@ TEST_F(ProbeDetectorTest, AReflectorVerdictIsAboutItsDeviceNeverALink) {
   EXPECT_TRUE(later[0].clears);
   EXPECT_EQ(later[0].kind, FindingKind::reflector_loss);
   EXPECT_EQ(later[0].device, e.device);
+}
+
+// One round's few lost probes do not make a reflector fault: it must be named in
+// confirm_rounds rounds in a row; a round without it starts the count again.
+TEST_F(ProbeDetectorTest, AReflectorIsReportedOnlyWhenNamedInConfirmRoundsInARow) {
+  probes::EndpointVerdict e;
+  e.kind = probes::ProbeEndpoint::Kind::reflector;
+  e.name = "host2";
+  e.device = *topo.find_device("ctsw2");
+  e.loss = 0.0083;
+  e.confidence = 0.7;
+  e.probes = 360;
+  e.observations = 18;
+  auto named = [&](double t) {
+    probes::RoundResult r = round(t);
+    r.endpoints.push_back(e);
+    return r;
+  };
+  EXPECT_TRUE(observe(named(10)).empty());
+  EXPECT_TRUE(observe(named(11)).empty());
+  EXPECT_TRUE(observe(round(12)).empty()) << "not named: the count starts again";
+  EXPECT_TRUE(observe(named(13)).empty());
+  EXPECT_TRUE(observe(named(14)).empty());
+  const auto out = observe(named(15));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, FindingKind::reflector_loss);
+  EXPECT_EQ(out[0].observed_at, at(15));
+  // From the config: 1 reports at once.
+  ProbeConfig c;
+  c.confirm_rounds = 1;
+  ProbeDetector d(topo, c);
+  std::vector<Finding> found;
+  d.observe(named(20), [](fabric::LinkId) { return false; }, found);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].kind, FindingKind::reflector_loss);
 }
 
 TEST_F(ProbeDetectorTest, AProberVerdictIsAProberFinding) {
