@@ -13,6 +13,7 @@
 #include "cli/capacity.h"
 #include "cli/context.h"
 #include "cli/people.h"
+#include "cli/slo.h"
 #include "cli/queue.h"
 #include "cli/record.h"
 #include "cli/replay.h"
@@ -325,98 +326,6 @@ int cmd_incident_show(const DbOption& dbo, int64_t id, bool as_json, std::ostrea
   return 0;
 }
 
-int cmd_slo_report(const DbOption& dbo, double since_hours, bool all_classes, bool as_json, std::ostream& out,
-                   std::ostream& err) {
-  auto db = dbo.open();
-  db::SloStore slos(*db);
-  const Time now = SystemClock().now();
-  std::optional<Time> since;
-  if (since_hours > 0) since = now - from_seconds(since_hours * 3600);
-  const auto targets = slos.slo_targets();
-  const auto times = slos.incident_times(since);
-  if (!targets.ok() || !times.ok()) {
-    err << "medic: " << (targets.ok() ? times.error() : targets.error()) << '\n';
-    return 1;
-  }
-  // Classes with incidents in the period, unless every target is asked for.
-  std::vector<slo::Target> shown;
-  for (const auto& t : *targets) {
-    const bool seen = std::any_of(times->begin(), times->end(),
-                                  [&](const slo::IncidentTimes& i) { return i.incident_class == t.incident_class; });
-    if (all_classes || seen) shown.push_back(t);
-  }
-  const auto report = slo::compute_report(*times, shown, now);
-  if (as_json) {
-    json arr = json::array();
-    for (const auto& r : report) {
-      auto d = [](const std::optional<Duration>& v) { return v ? json(seconds(*v)) : json(nullptr); };
-      arr.push_back({{"class", r.incident_class}, {"stage", std::string(slo::to_string(r.stage))},
-                     {"target_s", seconds(r.target)}, {"objective", r.objective}, {"met", r.met},
-                     {"missed", r.missed}, {"pending", r.pending}, {"share_met", r.share_met},
-                     {"objective_met", r.objective_met}, {"p50_s", d(r.p50)}, {"p95_s", d(r.p95)},
-                     {"max_s", d(r.max)}, {"breaches", r.breaches}});
-    }
-    out << json_text(arr, 2) << '\n';
-    return 0;
-  }
-  Table t({"CLASS", "STAGE", "TARGET", "MET", "MISSED", "PENDING", "SHARE MET", "OBJECTIVE", "P50", "P95", "MAX"});
-  for (const auto& r : report) {
-    const bool any = r.met + r.missed + r.pending > 0;
-    auto d = [](const std::optional<Duration>& v) { return v ? format_duration(*v) : std::string("-"); };
-    t.add({r.incident_class, std::string(slo::to_string(r.stage)), format_duration(r.target), std::to_string(r.met),
-           std::to_string(r.missed), std::to_string(r.pending),
-           r.met + r.missed > 0 ? format_percent(r.share_met) : "-",
-           format_percent(r.objective) + (any && r.met + r.missed > 0 ? (r.objective_met ? " ok" : " BREACHED") : ""),
-           d(r.p50), d(r.p95), d(r.max)});
-  }
-  out << "SLO report over " << times->size() << " incident" << (times->size() == 1 ? "" : "s")
-      << (since ? " since " + format_iso8601(*since) : "") << " (each stage timed from the previous one)\n";
-  out << t.render();
-  return 0;
-}
-
-int cmd_slo_targets(const DbOption& dbo, std::ostream& out, std::ostream& err) {
-  auto db = dbo.open();
-  db::SloStore slos(*db);
-  const auto targets = slos.slo_targets();
-  if (!targets.ok()) {
-    err << "medic: " << targets.error() << '\n';
-    return 1;
-  }
-  Table t({"CLASS", "STAGE", "TARGET", "OBJECTIVE"});
-  for (const auto& tg : *targets) {
-    t.add({tg.incident_class, std::string(slo::to_string(tg.stage)), format_duration(tg.target), format_percent(tg.objective)});
-  }
-  out << t.render();
-  return 0;
-}
-
-int cmd_slo_set(const DbOption& dbo, const std::string& cls, const std::string& stage, double target_s,
-                double objective, std::ostream& out, std::ostream& err) {
-  const auto st = slo::parse_stage(stage);
-  if (!st) {
-    err << "medic: unknown stage " << quote(stage) << " (detect, mitigate, repair, restore)\n";
-    return 2;
-  }
-  if (!(target_s > 0)) {
-    err << "medic: target must be a positive number of seconds\n";
-    return 2;
-  }
-  if (!(objective > 0 && objective <= 1)) {
-    err << "medic: --objective must be a fraction in (0, 1]\n";
-    return 2;
-  }
-  auto db = dbo.open();
-  db::SloStore slos(*db);
-  slo::Target t{cls, *st, from_seconds(target_s), objective};
-  if (auto s = slos.set_slo_target(t, cli_actor(""), SystemClock().now()); !s.ok()) {
-    err << "medic: " << s.error() << '\n';
-    return 1;
-  }
-  out << cls << " " << stage << ": target " << format_duration(t.target) << ", objective " << format_percent(objective) << '\n';
-  return 0;
-}
-
 struct ProbeArgs {
   std::string target, bind, netns, key;
   uint64_t count = 100;
@@ -667,31 +576,6 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   });
   show->callback([&] { action = [&] { return cmd_incident_show(dbo, show_id, inc_json, out, err); }; });
 
-  auto* slo_cmd = app.add_subcommand("slo", "SLO targets and compliance");
-  slo_cmd->require_subcommand(1);
-  double since_hours = 0;
-  bool slo_json = false, slo_all = false;
-  auto* report = slo_cmd->add_subcommand("report", "time to detect and to mitigate per class against targets");
-  dbo.add(report);
-  report->add_option("--since-hours", since_hours, "only incidents detected in the last N hours")->check(CLI::NonNegativeNumber);
-  report->add_flag("--json", slo_json, "print JSON");
-  report->add_flag("--all", slo_all, "every configured target, also of classes without incidents");
-  report->callback([&] { action = [&] { return cmd_slo_report(dbo, since_hours, slo_all, slo_json, out, err); }; });
-  auto* targets = slo_cmd->add_subcommand("targets", "list the configured targets");
-  dbo.add(targets);
-  targets->callback([&] { action = [&] { return cmd_slo_targets(dbo, out, err); }; });
-  std::string set_class, set_stage;
-  double set_target = 0, set_objective = 0.99;
-  auto* set = slo_cmd->add_subcommand("set", "set the target of one class and stage");
-  dbo.add(set);
-  set->add_option("class", set_class, "incident class, e.g. link_flap")->required();
-  set->add_option("stage", set_stage, "detect, mitigate, repair or restore")->required();
-  set->add_option("seconds", set_target, "target in seconds")->required();
-  set->add_option("--objective", set_objective, "share of incidents that must meet it (default 0.99)");
-  set->callback([&] {
-    action = [&] { return cmd_slo_set(dbo, set_class, set_stage, set_target, set_objective, out, err); };
-  });
-
   auto* mnt = app.add_subcommand("maintenance", "maintenance windows: findings on these links or devices open no incident");
   mnt->require_subcommand(1);
   std::string m_link, m_device, m_from = "now", m_until, m_reason;
@@ -768,6 +652,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_snapshot_commands(ctx);
   add_queue_commands(ctx);
   add_people_commands(ctx);
+  add_slo_commands(ctx);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -23,6 +23,10 @@ Result<std::string> read_data_file(const std::string& path, size_t max_bytes = k
 Result<std::string> read_secret(const std::string& flag_value, const std::string& file, const char* env,
                                 const std::string& flag);
 
+// Writes `text` to `path` whole or not at all: a temporary file beside it, flushed, then
+// renamed over it. "PATH: cannot write: reason" otherwise.
+Status write_file_atomically(const std::string& path, const std::string& text);
+
 // The data directory of this source tree (data/counter_map.json and the other defaults).
 std::string data_dir();
 

@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace medic::metrics {
@@ -25,6 +26,20 @@ uint64_t Counter::value() const { return static_cast<uint64_t>(c_->Value()); }
 void Gauge::set(double v) { g_->Set(v); }
 double Gauge::value() const { return g_->Value(); }
 
+void GaugeFamily::replace(const std::vector<std::pair<Labels, double>>& members) {
+  std::vector<Labels> now;
+  now.reserve(members.size());
+  for (const auto& [labels, v] : members) {
+    f_->Add(labels).Set(v);
+    now.push_back(labels);
+  }
+  std::sort(now.begin(), now.end());
+  for (const auto& old : present_) {
+    if (!std::binary_search(now.begin(), now.end(), old)) f_->Remove(&f_->Add(old));
+  }
+  present_ = std::move(now);
+}
+
 void Histogram::observe(double v) { h_->Observe(v); }
 
 uint64_t Histogram::count() const { return h_->Collect().histogram.sample_count; }
@@ -43,6 +58,10 @@ Counter Registry::counter(const std::string& name, const std::string& help, cons
 
 Gauge Registry::gauge(const std::string& name, const std::string& help, const Labels& labels) {
   return Gauge(prometheus::BuildGauge().Name(name).Help(help).Register(*r_).Add(labels));
+}
+
+GaugeFamily Registry::gauge_family(const std::string& name, const std::string& help) {
+  return GaugeFamily(prometheus::BuildGauge().Name(name).Help(help).Register(*r_));
 }
 
 Histogram Registry::histogram(const std::string& name, const std::string& help, const std::vector<double>& buckets,

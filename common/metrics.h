@@ -8,9 +8,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace prometheus {
+template <typename T>
+class Family;
 class Counter;
 class Gauge;
 class Histogram;
@@ -56,6 +59,19 @@ class Histogram {
   prometheus::Histogram* h_;
 };
 
+// A gauge whose members come and go (one per open incident, one per SLO): each replace()
+// sets the members given and removes the ones given last time that are not given now.
+class GaugeFamily {
+ public:
+  explicit GaugeFamily(prometheus::Family<prometheus::Gauge>& f) : f_(&f) {}
+  void replace(const std::vector<std::pair<Labels, double>>& members);
+  size_t size() const { return present_.size(); }
+
+ private:
+  prometheus::Family<prometheus::Gauge>* f_;
+  std::vector<Labels> present_;
+};
+
 // Buckets for durations in seconds, from 1 ms to about 10 minutes.
 std::vector<double> seconds_buckets();
 
@@ -69,6 +85,7 @@ class Registry {
   // The same name with the same help returns the same family; labels pick its member.
   Counter counter(const std::string& name, const std::string& help, const Labels& labels = {});
   Gauge gauge(const std::string& name, const std::string& help, const Labels& labels = {});
+  GaugeFamily gauge_family(const std::string& name, const std::string& help);
   Histogram histogram(const std::string& name, const std::string& help, const std::vector<double>& buckets,
                       const Labels& labels = {});
 

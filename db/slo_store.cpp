@@ -1,5 +1,8 @@
-// SLO targets and the stage times of incidents.
+// SLO targets (versioned) and the SLO report.
 #include "db/slo_store.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "db/internal.h"
 
@@ -7,68 +10,286 @@ namespace medic::db {
 
 using namespace internal;
 
+namespace {
+
+constexpr const char* kVersionColumns =
+    "incident_class, stage, scope_kind, scope_value, target_seconds, objective, " MEDIC_US("valid_from");
+
+std::optional<slo::TargetVersion> read_version(const pqxx::row& row) {
+  slo::TargetVersion v;
+  v.incident_class = row[0].as<std::string>();
+  const auto st = slo::parse_stage(row[1].as<std::string>());
+  if (!st) return std::nullopt;
+  v.stage = *st;
+  v.scope_kind = row[2].as<std::string>();
+  v.scope_value = row[3].as<std::string>();
+  v.target = from_seconds(row[4].as<double>());
+  v.objective = row[5].as<double>();
+  v.from = *read_time(row[6]);
+  return v;
+}
+
+std::string version_detail(const slo::TargetVersion& v) {
+  nlohmann::json j = {{"class", v.incident_class},
+                      {"stage", std::string(slo::to_string(v.stage))},
+                      {"target_s", seconds(v.target)},
+                      {"objective", v.objective},
+                      {"from", format_iso8601(v.from)}};
+  if (!v.scope_kind.empty()) j["scope"] = {{v.scope_kind, v.scope_value}};
+  return j.dump();
+}
+
+void insert_version(pqxx::work& w, const slo::TargetVersion& v, const Actor& by, Time at) {
+  const auto r = w.exec_params(
+      "INSERT INTO slo_target_versions (incident_class, stage, scope_kind, scope_value, target_seconds, objective, "
+      "valid_from, applied_at, applied_by) VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::timestamptz, $9) "
+      "ON CONFLICT DO NOTHING",
+      v.incident_class, std::string(slo::to_string(v.stage)), v.scope_kind, v.scope_value, seconds(v.target),
+      v.objective, ts(v.from), ts(at), by.name);
+  if (r.affected_rows() != 1) {
+    throw std::invalid_argument("a version of " + v.incident_class + " " + std::string(slo::to_string(v.stage)) +
+                                (v.scope_kind.empty() ? "" : " (" + v.scope_kind + " " + v.scope_value + ")") +
+                                " from " + ts(v.from) + " already exists");
+  }
+  insert_audit(w, by, at, "slo_target", 0, "", "", version_detail(v));
+}
+
+// The version in force at `t` among `all` for one key.
+const slo::TargetVersion* in_force_for(const std::vector<slo::TargetVersion>& all, const slo::TargetVersion& key, Time t) {
+  std::vector<slo::TargetVersion> same;
+  for (const auto& v : all) {
+    if (v.incident_class == key.incident_class && v.stage == key.stage && v.scope_kind == key.scope_kind &&
+        v.scope_value == key.scope_value) {
+      same.push_back(v);
+    }
+  }
+  const slo::TargetVersion* v = slo::in_force(same, t);
+  if (!v) return nullptr;
+  for (const auto& x : all) {
+    if (x.incident_class == v->incident_class && x.stage == v->stage && x.scope_kind == v->scope_kind &&
+        x.scope_value == v->scope_value && x.from == v->from) {
+      return &x;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<slo::TargetVersion> read_versions(pqxx::transaction_base& t) {
+  const auto r = t.exec(std::string("SELECT ") + kVersionColumns +
+                        " FROM slo_target_versions ORDER BY incident_class, "
+                        "array_position(ARRAY['detect','mitigate','repair','restore'], stage), scope_kind, "
+                        "scope_value, valid_from");
+  std::vector<slo::TargetVersion> out;
+  for (const auto& row : r) {
+    if (auto v = read_version(row)) out.push_back(std::move(*v));
+  }
+  return out;
+}
+
+std::vector<slo::TargetVersion> in_force_at(const std::vector<slo::TargetVersion>& all, Time at) {
+  std::vector<slo::TargetVersion> out;
+  for (const auto& v : all) {
+    const slo::TargetVersion* f = in_force_for(all, v, at);
+    if (f == &v) out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<slo::Target>> SloStore::slo_targets() {
   return c_.run("slo_targets", [&](Pq& pq) -> Result<std::vector<slo::Target>> {
     pqxx::nontransaction n(pq.c);
-    const auto r = n.exec(
-        "SELECT incident_class, stage, target_seconds, objective FROM slo_targets "
-        "ORDER BY incident_class, array_position(ARRAY['detect','mitigate','repair','restore'], stage)");
     std::vector<slo::Target> out;
-    for (const auto& row : r) {
-      slo::Target t;
-      t.incident_class = row[0].as<std::string>();
-      const auto st = slo::parse_stage(row[1].as<std::string>());
-      if (!st) continue;
-      t.stage = *st;
-      t.target = from_seconds(row[2].as<double>());
-      t.objective = row[3].as<double>();
-      out.push_back(std::move(t));
+    for (const auto& v : in_force_at(read_versions(n), SystemClock().now())) {
+      if (v.scope_kind.empty()) out.push_back({v.incident_class, v.stage, v.target, v.objective});
     }
     return out;
+  });
+}
+
+Result<std::vector<slo::TargetVersion>> SloStore::target_versions() {
+  return c_.run("target_versions", [&](Pq& pq) -> Result<std::vector<slo::TargetVersion>> {
+    pqxx::nontransaction n(pq.c);
+    return read_versions(n);
+  });
+}
+
+Result<std::vector<slo::TargetVersion>> SloStore::targets_at(Time at) {
+  return c_.run("targets_at", [&](Pq& pq) -> Result<std::vector<slo::TargetVersion>> {
+    pqxx::nontransaction n(pq.c);
+    return in_force_at(read_versions(n), at);
   });
 }
 
 Status SloStore::set_slo_target(const slo::Target& t, const Actor& by, Time at) {
   return c_.run("set_slo_target", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
-    w.exec_params(
-        "INSERT INTO slo_targets (incident_class, stage, target_seconds, objective) "
-        "VALUES ($1, $2, $3, $4) ON CONFLICT (incident_class, stage) DO UPDATE SET "
-        "target_seconds = excluded.target_seconds, objective = excluded.objective",
-        t.incident_class, std::string(slo::to_string(t.stage)), seconds(t.target), t.objective);
-    insert_audit(w, by, at, "slo_target", 0, "", "",
-                 "{\"class\": \"" + t.incident_class + "\", \"stage\": \"" + std::string(slo::to_string(t.stage)) +
-                     "\", \"target_s\": " + std::to_string(seconds(t.target)) + ", \"objective\": " +
-                     std::to_string(t.objective) + "}");
+    slo::TargetVersion v{t.incident_class, t.stage, "", "", t.target, t.objective, at};
+    try {
+      insert_version(w, v, by, at);
+    } catch (const std::invalid_argument& e) {
+      return Error::conflict(e.what());
+    }
     w.commit();
     return Ok{};
   });
 }
 
-Result<std::vector<slo::IncidentTimes>> SloStore::incident_times(std::optional<Time> since) {
-  return c_.run("incident_times", [&](Pq& pq) -> Result<std::vector<slo::IncidentTimes>> {
-    pqxx::nontransaction n(pq.c);
-    const std::string s = since ? ts(*since) : "";
-    const auto r = n.exec_params(
-        "SELECT id, class, state NOT IN ('closed', 'dismissed'), " MEDIC_US("started_at") ", "
-        MEDIC_US("detected_at") ", " MEDIC_US("mitigated_at") ", " MEDIC_US("repaired_at") ", "
-        MEDIC_US("undrained_at") " FROM incidents WHERE ($1::timestamptz IS NULL OR detected_at >= $1::timestamptz) "
-        "ORDER BY id",
-        opt_text(s));
-    std::vector<slo::IncidentTimes> out;
-    for (const auto& row : r) {
-      slo::IncidentTimes t;
-      t.id = row[0].as<int64_t>();
-      t.incident_class = row[1].as<std::string>();
-      t.open = row[2].as<bool>();
-      t.started_at = read_time(row[3]);
-      t.detected_at = read_time(row[4]);
-      t.mitigated_at = read_time(row[5]);
-      t.repaired_at = read_time(row[6]);
-      t.undrained_at = read_time(row[7]);
-      out.push_back(std::move(t));
+Result<AppliedTargets> SloStore::apply_targets(const std::vector<slo::TargetVersion>& targets, Time from,
+                                               const Actor& by, Time at) {
+  return c_.run("apply_targets", [&](Pq& pq) -> Result<AppliedTargets> {
+    pqxx::work w(pq.c);
+    w.exec("LOCK TABLE slo_target_versions IN SHARE ROW EXCLUSIVE MODE");
+    const auto all = read_versions(w);
+    AppliedTargets out;
+    for (slo::TargetVersion v : targets) {
+      v.from = from;
+      const slo::TargetVersion* cur = in_force_for(all, v, from);
+      if (cur && cur->target == v.target && cur->objective == v.objective) {
+        out.unchanged.push_back(v);
+        continue;
+      }
+      try {
+        insert_version(w, v, by, at);
+      } catch (const std::invalid_argument& e) {
+        return Error::conflict(e.what());
+      }
+      out.written.push_back(v);
     }
+    for (const auto& cur : in_force_at(all, from)) {
+      bool named = false;
+      for (const auto& v : targets) {
+        named = named || (v.incident_class == cur.incident_class && v.stage == cur.stage &&
+                          v.scope_kind == cur.scope_kind && v.scope_value == cur.scope_value);
+      }
+      if (!named) out.not_in_file.push_back(cur);
+    }
+    w.commit();
     return out;
+  });
+}
+
+Result<slo::Report> SloStore::report(const slo::ReportQuery& q, Time now) {
+  return c_.run("slo_report", [&](Pq& pq) -> Result<slo::Report> {
+    pqxx::work w(pq.c);
+    w.exec("SET TRANSACTION READ ONLY");
+    slo::ReportBuilder b(q, read_versions(w), now);
+    const slo::Window scan = b.scan_window();
+    const std::string from = w.quote(ts(scan.from)) + "::timestamptz", to = w.quote(ts(scan.to)) + "::timestamptz";
+    const std::string cls = q.incident_class.empty() ? "" : " AND i.class = " + w.quote(q.incident_class);
+    // The incidents that may decide a stage in [from, to) or hold one pending at `to`: begun
+    // before `to`, and open or ended at or after `from` (a stage is decided no later than the
+    // incident ends). Streamed through a cursor, a batch at a time.
+    w.exec("DECLARE slo_rows NO SCROLL CURSOR FOR SELECT i.id, i.class, coalesce(i.link, ''), "
+           "coalesce(i.device, ''), coalesce(i.suspect_port, i.suspect, ''), " MEDIC_US("i.started_at") ", "
+           MEDIC_US("i.detected_at") ", " MEDIC_US("i.mitigated_at") ", " MEDIC_US("i.repaired_at") ", "
+           MEDIC_US("i.undrained_at") ", " MEDIC_US("i.dismissed_at") ", " MEDIC_US("i.closed_at") ", "
+           "coalesce(l.speed_gbps, 0), sw.zone, sw.plane, sw.role "
+           "FROM incidents i LEFT JOIN links l ON l.name = i.link "
+           "LEFT JOIN switches sw ON sw.name = coalesce(i.suspect, l.a_device, i.device) "
+           "WHERE coalesce(i.started_at, i.detected_at) < " + to +
+           " AND (coalesce(i.closed_at, i.dismissed_at) IS NULL OR coalesce(i.closed_at, i.dismissed_at) >= " + from +
+           ")" + cls);
+    slo::ReportIncident inc;
+    for (;;) {
+      const auto r = w.exec("FETCH 5000 FROM slo_rows");
+      if (r.empty()) break;
+      for (const auto& row : r) {
+        inc.id = row[0].as<int64_t>();
+        inc.incident_class = row[1].as<std::string>();
+        inc.link = row[2].as<std::string>();
+        inc.device = row[3].as<std::string>();
+        inc.suspect = row[4].as<std::string>();
+        inc.started_at = read_time(row[5]);
+        inc.detected_at = read_time(row[6]);
+        inc.mitigated_at = read_time(row[7]);
+        inc.repaired_at = read_time(row[8]);
+        inc.undrained_at = read_time(row[9]);
+        inc.dismissed_at = read_time(row[10]);
+        inc.closed_at = read_time(row[11]);
+        inc.speed_gbps = row[12].as<double>();
+        inc.groups.clear();
+        if (!row[13].is_null()) inc.groups["zone"] = "zone" + row[13].as<std::string>();
+        if (!row[14].is_null()) inc.groups["plane"] = "plane" + row[14].as<std::string>();
+        if (!row[15].is_null()) inc.groups["role"] = row[15].as<std::string>();
+        b.add(inc);
+      }
+    }
+    w.exec("CLOSE slo_rows");
+    slo::Report rep = b.finish();
+
+    // Where each breach's time went, from its incident's state history.
+    if (!rep.breaches.empty()) {
+      std::vector<std::string> ids;
+      for (const auto& br : rep.breaches) ids.push_back(std::to_string(br.incident_id));
+      const auto ev = w.exec_params("SELECT incident_id, " MEDIC_US("at") ", state, note FROM incident_events "
+                                    "WHERE incident_id = ANY($1::bigint[]) ORDER BY incident_id, at, id",
+                                    text_array(ids));
+      std::map<int64_t, std::vector<slo::StateEvent>> events;
+      for (const auto& row : ev) {
+        events[row[0].as<int64_t>()].push_back({*read_time(row[1]), row[2].as<std::string>(), row[3].as<std::string>()});
+      }
+      for (auto& br : rep.breaches) {
+        const Time end = br.finished ? *br.finished : q.window.to;  // unfinished: until the window's end
+        br.time_went = slo::where_time_went(events[br.incident_id], br.began, end);
+      }
+    }
+
+    // The lowest headroom any capacity group reached in a snapshot taken in the window.
+    const auto lh = w.exec_params(
+        "SELECT s.id, coalesce(s.incident_id, 0), " MEDIC_US("s.taken_at") ", g->>'name', "
+        "(g->>'available_gbps')::float8 / (g->>'capacity_gbps')::float8 AS fraction, "
+        "coalesce((g->>'floor')::float8, 0) AS floor "
+        "FROM snapshots s CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(s.data->'groups') = 'array' "
+        "THEN s.data->'groups' ELSE '[]'::jsonb END) g "
+        "WHERE s.taken_at >= $1::timestamptz AND s.taken_at < $2::timestamptz "
+        "AND jsonb_typeof(g->'capacity_gbps') = 'number' AND jsonb_typeof(g->'available_gbps') = 'number' "
+        "AND (g->>'capacity_gbps')::float8 > 0 "
+        "ORDER BY (g->>'available_gbps')::float8 / (g->>'capacity_gbps')::float8 - "
+        "coalesce((g->>'floor')::float8, 0), s.taken_at, s.id LIMIT 1",
+        ts(q.window.from), ts(q.window.to));
+    if (!lh.empty()) {
+      slo::LowestHeadroom low;
+      low.snapshot_id = lh[0][0].as<int64_t>();
+      low.incident_id = lh[0][1].as<int64_t>();
+      low.at = *read_time(lh[0][2]);
+      low.group = read_text(lh[0][3]);
+      low.fraction = lh[0][4].as<double>();
+      low.floor = lh[0][5].as<double>();
+      low.headroom = low.fraction - low.floor;
+      rep.capacity.lowest = low;
+    }
+
+    // Repeat offenders: links, optics (suspect ends) and switches (or other devices) with two
+    // or more incidents detected in the window.
+    const auto off = w.exec_params(
+        "WITH inw AS (SELECT id, link, suspect_port, coalesce(suspect, device) AS dev FROM incidents "
+        "WHERE detected_at >= $1::timestamptz AND detected_at < $2::timestamptz AND ($3::text IS NULL OR class = $3)), "
+        "x AS (SELECT 'link' AS kind, link AS name, id FROM inw WHERE link IS NOT NULL "
+        "UNION ALL SELECT 'optic', suspect_port, id FROM inw WHERE suspect_port IS NOT NULL "
+        "UNION ALL SELECT CASE WHEN EXISTS (SELECT 1 FROM switches s WHERE s.name = dev) THEN 'switch' ELSE 'device' END, "
+        "dev, id FROM inw WHERE dev IS NOT NULL) "
+        "SELECT kind, name, array_agg(id ORDER BY id)::text, count(*) OVER () FROM x GROUP BY kind, name "
+        "HAVING count(*) >= 2 ORDER BY count(*) DESC, kind, name LIMIT $4",
+        ts(q.window.from), ts(q.window.to), opt_text(q.incident_class), static_cast<int64_t>(slo::Report::kMaxOffenders));
+    for (const auto& row : off) {
+      slo::Offender o;
+      o.kind = row[0].as<std::string>();
+      o.name = row[1].as<std::string>();
+      std::string ids = row[2].as<std::string>();  // {1,2,3}
+      size_t p = 1;
+      while (p < ids.size()) {
+        const size_t e = ids.find_first_of(",}", p);
+        if (e == std::string::npos || e == p) break;
+        o.incidents.push_back(std::stoll(ids.substr(p, e - p)));
+        p = e + 1;
+      }
+      rep.offenders_left_off = row[3].as<size_t>() - std::min<size_t>(row[3].as<size_t>(), slo::Report::kMaxOffenders);
+      rep.offenders.push_back(std::move(o));
+    }
+    w.commit();
+    return rep;
   });
 }
 

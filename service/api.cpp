@@ -19,6 +19,8 @@
 #include "remediation/capacity_view.h"
 #include "service/assets.h"
 #include "service/queue_view.h"
+#include "slo/render.h"
+#include "slo/report.h"
 #include "triage/incident.h"
 
 namespace medic::service {
@@ -350,31 +352,41 @@ HttpResponse get_audit(Api::Call& c) {
   return answer(200, a);
 }
 
+// The SLO report, with the CLI's parameters (from/to, window, month, class, by) and format
+// json (default), html (the whole self-contained file), csv or md.
 HttpResponse get_slo(Api::Call& c) {
-  auto hours = query_int(c.r, "hours", 1, 24 * 366);
-  if (!hours.ok()) return refusal(hours.failure());
-  const int64_t h = hours->value_or(24 * 7);
-  auto targets = c.s.slo.slo_targets();
-  if (!targets.ok()) return refusal(targets.failure());
-  auto times = c.s.slo.incident_times(c.now - std::chrono::hours(h));
-  if (!times.ok()) return refusal(times.failure());
-  json rows = json::array();
-  for (const auto& s : slo::compute_report(*times, *targets, c.now)) {
-    rows.push_back({{"class", s.incident_class},
-                    {"stage", std::string(slo::to_string(s.stage))},
-                    {"target_s", seconds(s.target)},
-                    {"objective", s.objective},
-                    {"met", s.met},
-                    {"missed", s.missed},
-                    {"pending", s.pending},
-                    {"share_met", s.share_met},
-                    {"objective_met", s.objective_met},
-                    {"p50_s", s.p50 ? json(seconds(*s.p50)) : json(nullptr)},
-                    {"p95_s", s.p95 ? json(seconds(*s.p95)) : json(nullptr)},
-                    {"max_s", s.max ? json(seconds(*s.max)) : json(nullptr)},
-                    {"breaches", s.breaches}});
+  std::map<std::string, std::string> params = c.r.query;
+  std::string format = "json";
+  if (const auto f = params.find("format"); f != params.end()) {
+    format = f->second;
+    params.erase(f);
+    if (format != "json" && format != "html" && format != "csv" && format != "md") {
+      return error(422, "query \"format\": " + quote(format) + " is not one of json, html, csv, md");
+    }
   }
-  return answer(200, {{"hours", h}, {"now", format_iso8601(c.now)}, {"stages", rows}});
+  const auto q = slo::parse_report_query(params, c.now);
+  if (!q.ok()) return error(422, "query: " + q.error());
+  if (!q->incident_class.empty() && !triage::parse_incident_class(q->incident_class)) {
+    return error(422, "query \"class\": unknown incident class " + quote(q->incident_class));
+  }
+  auto rep = c.s.slo.report(*q, c.now);
+  if (!rep.ok()) return refusal(rep.failure());
+  if (format == "json") return answer(200, slo::report_json(*rep));
+  HttpResponse res;
+  if (format == "html") {
+    res.content_type = "text/html; charset=utf-8";
+    res.body = slo::report_html(*rep);
+    // Self-contained: its own stylesheet, no script, nothing fetched.
+    res.headers.emplace_back("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'");
+  } else if (format == "csv") {
+    res.content_type = "text/csv; charset=utf-8";
+    res.body = slo::report_csv(*rep);
+  } else {
+    res.content_type = "text/markdown; charset=utf-8";
+    res.body = slo::report_markdown(*rep);
+  }
+  res.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  return res;
 }
 
 HttpResponse get_slo_targets(Api::Call& c) {
@@ -562,7 +574,10 @@ const std::vector<Endpoint>& endpoints() {
        "declare a window on a link or a device: its findings are noted, not acted on", post_maintenance},
       {"POST", "/api/maintenance/{id}/end", "operator", true, {}, "end a window now", post_maintenance_end},
       {"GET", "/api/audit", "viewer", false, {}, "the audit trail (?incident=N&who=NAME&since=T&limit=N)", get_audit},
-      {"GET", "/api/slo", "viewer", false, {}, "met and missed per class and stage (?hours=N, default 168)", get_slo},
+      {"GET", "/api/slo", "viewer", false, {},
+       "the SLO report (?window=7d|28d|90d, ?month=YYYY-MM or ?from=&to=; ?class=, ?by=zone|plane|role; "
+       "?format=json|html|csv|md)",
+       get_slo},
       {"GET", "/api/slo/targets", "viewer", false, {}, "the SLO targets", get_slo_targets},
       {"POST", "/api/slo/targets", "admin", true,
        {{"class", "string", true, "an SLO target needs its class"},
@@ -659,7 +674,9 @@ std::string host_of(const std::string& peer) {
 }
 
 bool is_page(const std::string& p) {
-  if (p == "/" || p == "/app.js" || p == "/app.css" || p == "/slo" || p == "/favicon.ico") return true;
+  if (p == "/" || p == "/app.js" || p == "/app.css" || p == "/slo" || p == "/slo_report.css" || p == "/favicon.ico") {
+    return true;
+  }
   return p.rfind("/incidents/", 0) == 0;
 }
 
@@ -682,11 +699,14 @@ HttpResponse page(const HttpRequest& r) {
   } else if (r.path == "/app.css") {
     name = "app.css";
     type = "text/css; charset=utf-8";
+  } else if (r.path == "/slo_report.css") {
+    type = "text/css; charset=utf-8";
   } else if (r.path != "/" && r.path != "/slo") {
     const std::string id = r.path.substr(std::string("/incidents/").size());
     if (!positive_id(id)) return error(404, "no such page: " + r.path);
   }
-  const auto body = asset(name);
+  // The SLO report's stylesheet is the one its self-contained HTML file inlines.
+  const auto body = r.path == "/slo_report.css" ? std::optional<std::string_view>(slo::report_css()) : asset(name);
   if (!body) return error(500, "medicd was built without its page (" + name + ")");
   HttpResponse res;
   res.content_type = type;

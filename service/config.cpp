@@ -35,6 +35,10 @@ DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
   if (s_.probe_per_round < 1 || s_.probe_per_round > 10000) bad("--probe-per-round must be within [1, 10000]");
   if (!(s_.probe_timeout_s >= 0.01 && s_.probe_timeout_s <= 60)) bad("--probe-timeout must be within [0.01, 60] seconds");
   prober().validate();
+  if (!(s_.slo_refresh_s == 0 || (s_.slo_refresh_s >= 1 && s_.slo_refresh_s <= 86400))) {
+    bad("--slo-refresh must be 0 (off) or within [1, 86400] seconds");
+  }
+  if (!(s_.slo_window_days >= 1 && s_.slo_window_days <= 366)) bad("--slo-window must be within [1, 366] days");
   if (!(s_.db_timeout_s >= 0.1 && s_.db_timeout_s <= 600)) bad("--db-timeout must be within [0.1, 600] seconds");
   if (!(s_.db_connect_timeout_s >= 2 && s_.db_connect_timeout_s <= 600)) bad("--db-connect-timeout must be within [2, 600] seconds");
   if (s_.pending_limit < 1 || s_.pending_limit > 10'000'000) bad("--pending-limit must be within [1, 10000000]");

@@ -51,6 +51,9 @@ struct DaemonSettings {
   size_t pending_limit = 10000;
   // Threads calling the switches' drain APIs (one call per switch at a time).
   int switch_workers = 8;
+  // The SLO figures on /metrics: refreshed this often (0: not exported), over this window.
+  double slo_refresh_s = 60;
+  double slo_window_days = 28;
 };
 
 class DaemonConfig {

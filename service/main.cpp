@@ -28,6 +28,7 @@
 #include "telemetry/collector.h"
 #include "common/metrics.h"
 #include "service/signals.h"
+#include "service/slo_metrics.h"
 #include "remediation/workflow.h"
 #include "remediation/capacity.h"
 #include "remediation/actions.h"
@@ -99,6 +100,8 @@ int main(int argc, char** argv) {
   app.add_option("--probe-round", s.probe_round_s, "seconds per round (every session is probed each round)");
   app.add_option("--probe-per-round", s.probe_per_round, "probes per session per round");
   app.add_option("--probe-timeout", s.probe_timeout_s, "seconds after which an unanswered probe is lost");
+  app.add_option("--slo-refresh", s.slo_refresh_s, "seconds between refreshes of the SLO figures on /metrics (0: none; default 60)");
+  app.add_option("--slo-window", s.slo_window_days, "days of the trailing window of medic_slo_compliance and the budget (default 28)");
   app.add_flag("--probe-paths-unknown", s.probe_paths_unknown,
                "the fabric's ECMP hash is not fabric-medic's model: a path probe could have taken any path");
   app.add_option("--db-timeout", s.db_timeout_s, "seconds one database call may take before it is given up");
@@ -205,6 +208,17 @@ int main(int argc, char** argv) {
       return l.db_up ? std::string() : l.db_error;
     };
     service::Api api(std::move(api_setup));
+    // The SLO figures on /metrics, on a thread and a connection of their own.
+    std::unique_ptr<service::SloMetrics> slo_metrics;
+    if (settings.slo_refresh_s > 0) {
+      service::SloMetricsOptions so;
+      so.db_url = settings.db_url;
+      so.db = api_db;
+      so.every_s = settings.slo_refresh_s;
+      so.window_days = settings.slo_window_days;
+      slo_metrics = std::make_unique<service::SloMetrics>(registry, so, clock);
+      slo_metrics->start();
+    }
     const double stale_after_s =
         std::max(5.0, 3 * settings.poll_interval_s) + settings.scrape_timeout_s + settings.db_timeout_s;
     if (!settings.http_listen.empty()) {

@@ -56,8 +56,6 @@ std::vector<std::string> allowed_actions(const std::string& state, const std::st
   return a;
 }
 
-namespace {
-
 slo::IncidentTimes times_of(const db::IncidentRow& r) {
   slo::IncidentTimes t;
   t.id = r.id;
@@ -70,8 +68,6 @@ slo::IncidentTimes times_of(const db::IncidentRow& r) {
   t.undrained_at = r.undrained_at;
   return t;
 }
-
-}  // namespace
 
 json incident_json(const db::IncidentRow& r, std::span<const slo::Target> targets,
                    const std::vector<std::string>& approvals, int approvals_needed, Time now) {

@@ -32,6 +32,9 @@ std::vector<std::string> allowed_actions(const std::string& state, const std::st
 // Roles in order of what they may do: viewer < operator < admin. -1 for anything else.
 int role_rank(const std::string& role);
 
+// An incident's stage times, as the SLO arithmetic reads them.
+slo::IncidentTimes times_of(const db::IncidentRow& r);
+
 // Every open incident as the page's queue shows it: class, severity, link or device, suspect
 // end, age, what it waits for, its approvals, and the SLO budget left of its current stage.
 nlohmann::json open_incidents_json(const std::vector<db::IncidentRow>& rows, std::span<const slo::Target> targets,

@@ -5,6 +5,10 @@
 
 namespace medic::slo {
 
+std::optional<Time> StageTimes::ended_at() const {
+  if (dismissed_at && closed_at) return std::min(*dismissed_at, *closed_at);
+  return dismissed_at ? dismissed_at : closed_at;
+}
 
 std::vector<TargetVersion> versions_for(std::span<const TargetVersion> all, const StageTimes& inc, Stage stage) {
   std::vector<TargetVersion> scoped, unscoped;
@@ -70,9 +74,9 @@ StageOutcome judge_in_window(const StageTimes& inc, Stage stage, std::span<const
     o.elapsed = std::max(Duration::zero(), w.to - *begin);
     return o;
   };
-  // A dismissed incident decides nothing after its dismissal; until then it may be pending.
-  if (inc.dismissed_at && (!decided || *decided > *inc.dismissed_at)) {
-    if (*begin < w.to && *inc.dismissed_at >= w.to) return pending();
+  // A dismissed (or closed) incident decides nothing after that; until then it may be pending.
+  if (const auto ended = inc.ended_at(); ended && (!decided || *decided > *ended)) {
+    if (*begin < w.to && *ended >= w.to) return pending();
     return o;
   }
   if (decided && w.contains(*decided)) {
@@ -89,14 +93,6 @@ StageOutcome judge_in_window(const StageTimes& inc, Stage stage, std::span<const
   if (*begin < w.to && (!decided || *decided >= w.to)) return pending();
   o.decision = Decision::not_yet;
   return o;
-}
-
-std::optional<Duration> quantile(std::vector<Duration>& v, double q) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  // Nearest-rank: the smallest value with at least q of the values at or below it.
-  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
 Compliance compliance(int met, int missed, int pending, double objective) {

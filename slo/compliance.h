@@ -10,7 +10,8 @@
 //     moment (its deadline); a stage that finishes at or before its deadline is met, decided
 //     when it finished, against the target in force then; one that finishes after it, or
 //     never, is missed, decided at the deadline, against the target in force then;
-//   - a dismissed incident decides nothing after its dismissal;
+//   - a dismissed or closed incident decides nothing after it was dismissed or closed (a
+//     stage it never reached is not missed for it afterwards);
 //   - in a window [from, to), a stage that started before `to` and is not decided before
 //     `to` is pending.
 #pragma once
@@ -48,7 +49,9 @@ struct TargetVersion {
 struct StageTimes {
   int64_t id = 0;
   std::string incident_class;
-  std::optional<Time> started_at, detected_at, mitigated_at, repaired_at, undrained_at, dismissed_at;
+  std::optional<Time> started_at, detected_at, mitigated_at, repaired_at, undrained_at, dismissed_at, closed_at;
+  // When it stopped deciding anything: the earlier of its dismissal and its closing.
+  std::optional<Time> ended_at() const;
   std::map<std::string, std::string> groups;  // "zone" -> "zone1", "plane" -> ..., "role" -> ...
 };
 
@@ -77,10 +80,6 @@ std::optional<Time> deadline(Time start, std::span<const TargetVersion> versions
 // neither (not_applicable: no start or no target; not_yet: decided outside the window or
 // not started before its end).
 StageOutcome judge_in_window(const StageTimes& inc, Stage stage, std::span<const TargetVersion> versions, Window w);
-
-// Nearest-rank quantile of `v` (sorted in place): the smallest value with at least q of the
-// values at or below it; nullopt for an empty one.
-std::optional<Duration> quantile(std::vector<Duration>& v, double q);
 
 struct Compliance {
   int decided = 0, met = 0, missed = 0, pending = 0;

@@ -1,7 +1,5 @@
 #include "slo/slo.h"
 
-#include "slo/compliance.h"
-
 #include <algorithm>
 #include <cmath>
 
@@ -57,43 +55,6 @@ std::optional<StageBudget> current_budget(const IncidentTimes& inc, std::span<co
     return std::nullopt;
   }
   return std::nullopt;
-}
-
-std::vector<StageReport> compute_report(std::span<const IncidentTimes> incidents,
-                                        std::span<const Target> targets, Time now) {
-  std::vector<StageReport> out;
-  for (const Target& t : targets) {
-    StageReport r;
-    r.incident_class = t.incident_class;
-    r.stage = t.stage;
-    r.target = t.target;
-    r.objective = t.objective;
-    std::vector<Duration> finished;
-    for (const IncidentTimes& inc : incidents) {
-      if (inc.incident_class != t.incident_class) continue;
-      std::optional<Duration> elapsed;
-      switch (judge(inc, t.stage, t.target, now, &elapsed)) {
-        case Verdict::met: ++r.met; break;
-        case Verdict::missed:
-          ++r.missed;
-          r.breaches.push_back(inc.id);
-          break;
-        case Verdict::pending: ++r.pending; break;
-        case Verdict::not_applicable: break;
-      }
-      if (elapsed) finished.push_back(*elapsed);
-    }
-    const int decided = r.met + r.missed;
-    r.share_met = decided > 0 ? static_cast<double>(r.met) / decided : 1.0;
-    r.objective_met = r.share_met + 1e-12 >= r.objective;
-    if (!finished.empty()) {
-      r.p50 = quantile(finished, 0.50);
-      r.p95 = quantile(finished, 0.95);
-      r.max = *std::max_element(finished.begin(), finished.end());
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
 }
 
 }  // namespace medic::slo

@@ -67,19 +67,4 @@ struct StageBudget {
 };
 std::optional<StageBudget> current_budget(const IncidentTimes& inc, std::span<const Target> targets, Time now);
 
-struct StageReport {
-  std::string incident_class;
-  Stage stage = Stage::detect;
-  Duration target{};
-  double objective = 0;
-  int met = 0, missed = 0, pending = 0;
-  double share_met = 0;  // met / (met + missed); 1 when nothing is decided yet
-  bool objective_met = true;
-  std::optional<Duration> p50, p95, max;  // over finished stages
-  std::vector<int64_t> breaches;          // incident ids that missed
-};
-
-std::vector<StageReport> compute_report(std::span<const IncidentTimes> incidents,
-                                        std::span<const Target> targets, Time now);
-
 }  // namespace medic::slo

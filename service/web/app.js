@@ -266,18 +266,65 @@ async function showIncident(id) {
 }
 
 // ---- the SLO report ----
+// medicd renders it (GET /api/slo?format=html, the same file `medic slo report --format
+// html` writes); the page shows its body with the report's own stylesheet, and offers the
+// other formats as downloads. It is fetched again when its parameters change or after a
+// minute, not on every refresh.
+
+const SLO_PARAMS = ['window', 'month', 'from', 'to', 'class', 'by'];
+let sloShown = {key: '', at: 0};
+
+function sloQuery() {
+  const here = new URLSearchParams(location.search);
+  const q = new URLSearchParams();
+  for (const k of SLO_PARAMS) if (here.get(k)) q.set(k, here.get(k));
+  return q;
+}
+
+async function sloFetch(format) {
+  const q = sloQuery();
+  q.set('format', format);
+  const r = await fetch('/api/slo?' + q.toString(),
+                        {headers: {'Authorization': 'Bearer ' + sessionStorage.getItem(TOKEN_KEY)}});
+  const text = await r.text();
+  if (r.status === 401) signOut('Your token was not accepted');
+  return {ok: r.ok, text};
+}
+
+async function sloDownload(format) {
+  const r = await sloFetch(format);
+  if (!r.ok) { say(JSON.parse(r.text).error, true); return; }
+  const types = {json: 'application/json', csv: 'text/csv', md: 'text/markdown', html: 'text/html'};
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([r.text], {type: types[format]}));
+  a.download = 'slo-report.' + format;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
 
 async function showSlo() {
-  const r = await api('GET', '/api/slo?hours=168');
-  if (!r.ok) { say(r.body.error, true); return; }
-  const rows = r.body.stages.map((s) => '<tr class="' + (s.objective_met ? '' : 'breaks') + '"><td>' + esc(s.class) + '</td><td>' +
-    esc(s.stage) + '</td><td>' + esc(duration(s.target_s)) + '</td><td>' + (100 * s.objective).toFixed(1) + '%</td><td>' + s.met +
-    '</td><td>' + s.missed + '</td><td>' + s.pending + '</td><td>' + (100 * s.share_met).toFixed(1) + '%</td><td>' +
-    (s.p50_s === null ? '' : esc(duration(s.p50_s))) + '</td><td>' + (s.max_s === null ? '' : esc(duration(s.max_s))) + '</td><td>' +
-    s.breaches.map((b) => '<a href="/incidents/' + b + '">' + b + '</a>').join(' ') + '</td></tr>');
-  $('view').innerHTML = '<h1>SLO compliance, last 7 days</h1>' +
-    table(['Class', 'Stage', 'Target', 'Objective', 'Met', 'Missed', 'Pending', 'Met share', 'p50', 'Max', 'Breaches'], rows) +
-    '<p>The full report: <code>medic slo report</code>.</p>';
+  const key = sloQuery().toString();
+  if (sloShown.key === key && Date.now() - sloShown.at < 60000 && $('slo-report')) return;
+  const r = await sloFetch('html');
+  if (!r.ok) {
+    let why = r.text;
+    try { why = JSON.parse(r.text).error; } catch (e) { /* not JSON */ }
+    say(why, true);
+    return;
+  }
+  const doc = new DOMParser().parseFromString(r.text, 'text/html');
+  const report = doc.querySelector('article.slo-report');
+  const windows = ['7d', '28d', '90d'].map((w) => '<a href="/slo?window=' + w + '">' + w + '</a>').join(' ');
+  const view = $('view');
+  view.innerHTML = '<div class="slo-tools">Window: ' + windows +
+    ' &middot; Download: <button type="button" data-fmt="html">HTML</button> <button type="button" data-fmt="md">Markdown</button> ' +
+    '<button type="button" data-fmt="csv">CSV</button> <button type="button" data-fmt="json">JSON</button></div>' +
+    '<div id="slo-report"></div>';
+  for (const b of view.querySelectorAll('.slo-tools button')) b.addEventListener('click', () => sloDownload(b.dataset.fmt));
+  if (report) $('slo-report').appendChild(document.adoptNode(report));
+  sloShown = {key, at: Date.now()};
 }
 
 // ---- deciding ----

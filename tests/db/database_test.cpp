@@ -761,57 +761,6 @@ TEST(Database, SetSloTargetUpserts) {
   EXPECT_THAT(bad.error(), HasSubstr("set_slo_target"));
 }
 
-TEST(Database, IncidentTimesForTheSloReport) {
-  DemoDb d;
-  const auto a = d.db.open_incident(flap_update(d.topo, "rtsw0001:eth5", at(0), at(10)), d.topo, at(11));
-  const auto b = d.db.open_incident(flap_update(d.topo, "rtsw0002:eth5", at(1000), at(1020)), d.topo, at(1021));
-  ASSERT_TRUE(a.ok() && b.ok());
-  ASSERT_TRUE(d.db.set_incident_state(*a, IncidentState::mitigated, at(12)).ok());
-  ASSERT_TRUE(d.db.set_incident_state(*a, IncidentState::repaired, at(500)).ok());
-  ASSERT_TRUE(d.db.set_incident_state(*a, IncidentState::undrained, at(600)).ok());
-  ASSERT_TRUE(d.db.set_incident_state(*a, IncidentState::closed, at(601)).ok());
-
-  const auto all = d.db.incident_times(std::nullopt);
-  ASSERT_TRUE(all.ok()) << all.error();
-  ASSERT_EQ(all->size(), 2u);
-  const slo::IncidentTimes& ta = (*all)[0];
-  EXPECT_EQ(ta.id, *a);
-  EXPECT_EQ(ta.incident_class, "link_flap");
-  EXPECT_FALSE(ta.open);
-  EXPECT_EQ(ta.started_at, at(0));
-  EXPECT_EQ(ta.detected_at, at(10));
-  EXPECT_EQ(ta.mitigated_at, at(12));
-  EXPECT_EQ(ta.repaired_at, at(500));
-  EXPECT_EQ(ta.undrained_at, at(600));
-  const slo::IncidentTimes& tb = (*all)[1];
-  EXPECT_EQ(tb.id, *b);
-  EXPECT_TRUE(tb.open);
-  EXPECT_EQ(tb.detected_at, at(1020));
-  EXPECT_FALSE(tb.mitigated_at);
-
-  // `since` is on detected_at.
-  const auto recent = d.db.incident_times(at(1020));
-  ASSERT_TRUE(recent.ok()) << recent.error();
-  ASSERT_EQ(recent->size(), 1u);
-  EXPECT_EQ(recent->front().id, *b);
-
-  // What the report makes of it: a met detect (10s <= 60s) and a missed one (20s), both done.
-  const auto targets = d.db.slo_targets();
-  ASSERT_TRUE(targets.ok());
-  std::vector<slo::Target> tight;
-  for (const auto& x : *targets) {
-    if (x.incident_class == "link_flap") tight.push_back(x);
-  }
-  tight[0].target = from_seconds(15);
-  const auto report = slo::compute_report(*all, tight, at(1030));
-  ASSERT_EQ(report.size(), 4u);
-  EXPECT_EQ(report[0].met, 1);
-  EXPECT_EQ(report[0].missed, 1);
-  EXPECT_THAT(report[0].breaches, ElementsAre(*b));
-  EXPECT_EQ(report[1].met, 1);      // mitigate: a in 2s
-  EXPECT_EQ(report[1].pending, 1);  // b: 10s of 120s so far
-}
-
 TEST(Database, LinkOperStatesOfAWholeFabricAreOneCall) {
   DemoDb d;
   std::vector<std::pair<std::string, bool>> all;

@@ -157,11 +157,6 @@ TEST(Compliance, BudgetsAndBurnRates) {
   EXPECT_NEAR(burn_rate(95, 5, 0.95), 1.0, 1e-9) << "missing exactly the allowed share burns at 1";
   EXPECT_NEAR(burn_rate(90, 10, 0.99), 10.0, 1e-9);
   EXPECT_DOUBLE_EQ(burn_rate(0, 0, 0.99), 0.0);
-  std::vector<Duration> d = {from_seconds(3), from_seconds(1), from_seconds(2), from_seconds(10)};
-  EXPECT_EQ(quantile(d, 0.5), from_seconds(2));
-  EXPECT_EQ(quantile(d, 0.99), from_seconds(10));
-  std::vector<Duration> none;
-  EXPECT_FALSE(quantile(none, 0.5));
 }
 
 }  // namespace

@@ -264,8 +264,14 @@ std::string http_base_from_log(const std::string& log) {
 }
 
 std::optional<double> metric_value(const std::string& exposition, const std::string& name) {
+  // The name (with its labels, if any) is matched as written, not as a pattern.
+  std::string literal;
+  for (const char c : name) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) literal += '\\';
+    literal += c;
+  }
   std::smatch m;
-  const std::regex re("(^|\n)" + name + " ([-+0-9.eEinfNa]+)\n");
+  const std::regex re("(^|\n)" + literal + " ([-+0-9.eEinfNa]+)\n");
   if (!std::regex_search(exposition, m, re)) return std::nullopt;
   try {
     return std::stod(m[2]);
