@@ -360,8 +360,8 @@ HttpResponse get_slo(Api::Call& c) {
   if (const auto f = params.find("format"); f != params.end()) {
     format = f->second;
     params.erase(f);
-    if (format != "json" && format != "html" && format != "csv" && format != "md") {
-      return error(422, "query \"format\": " + quote(format) + " is not one of json, html, csv, md");
+    if (format != "json" && format != "html" && format != "html-body" && format != "csv" && format != "md") {
+      return error(422, "query \"format\": " + quote(format) + " is not one of json, html, html-body, csv, md");
     }
   }
   const auto q = slo::parse_report_query(params, c.now);
@@ -373,7 +373,10 @@ HttpResponse get_slo(Api::Call& c) {
   if (!rep.ok()) return refusal(rep.failure());
   if (format == "json") return answer(200, slo::report_json(*rep));
   HttpResponse res;
-  if (format == "html") {
+  if (format == "html-body") {  // what the page shows under /slo, with /slo_report.css
+    res.content_type = "text/html; charset=utf-8";
+    res.body = slo::report_html_body(*rep);
+  } else if (format == "html") {
     res.content_type = "text/html; charset=utf-8";
     res.body = slo::report_html(*rep);
     // Self-contained: its own stylesheet, no script, nothing fetched.
@@ -576,7 +579,7 @@ const std::vector<Endpoint>& endpoints() {
       {"GET", "/api/audit", "viewer", false, {}, "the audit trail (?incident=N&who=NAME&since=T&limit=N)", get_audit},
       {"GET", "/api/slo", "viewer", false, {},
        "the SLO report (?window=7d|28d|90d, ?month=YYYY-MM or ?from=&to=; ?class=, ?by=zone|plane|role; "
-       "?format=json|html|csv|md)",
+       "?format=json|html|html-body|csv|md)",
        get_slo},
       {"GET", "/api/slo/targets", "viewer", false, {}, "the SLO targets", get_slo_targets},
       {"POST", "/api/slo/targets", "admin", true,

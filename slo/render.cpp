@@ -482,7 +482,8 @@ std::string report_html_body(const Report& r) {
     << "finished, or when its deadline passed unfinished.</p>";
   o << "<h2>SLOs</h2><table><thead><tr><th>SLO</th><th class=\"n\">Target</th><th class=\"n\">Objective</th>"
        "<th class=\"n\">Decided</th><th class=\"n\">Met</th><th class=\"n\">Missed</th><th class=\"n\">Pending</th>"
-       "<th class=\"n\">Compliance</th><th class=\"n\">Budget left</th><th class=\"n\">Burn 1h / 6h / 3d</th>"
+       "<th class=\"n\">Compliance</th><th class=\"n\">Budget left</th><th class=\"n\">Burn 1h</th><th class=\"n\">6h</th>"
+       "<th class=\"n\">3d</th>"
        "<th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th><th class=\"n\">Max</th></tr></thead><tbody>";
   for (const auto& l : r.slos) {
     const Compliance c = l.compliance();
@@ -492,8 +493,8 @@ std::string report_html_body(const Report& r) {
       << c.decided << "</td><td class=\"n\">" << l.met << "</td><td class=\"n\">" << l.missed << "</td><td class=\"n\">"
       << l.pending << "</td><td class=\"n" << (breached ? " bad" : c.decided ? " good" : "") << "\">"
       << (c.decided ? pct(c.compliance) : "-") << "</td><td class=\"n\">" << esc(budget_text(l)) << "</td><td class=\"n\">"
-      << num(l.burn.at("1h"), 2) << " / " << num(l.burn.at("6h"), 2) << " / " << num(l.burn.at("3d"), 2)
-      << "</td><td class=\"n\">" << esc(dur(l.seconds.quantile(0.5))) << "</td><td class=\"n\">"
+      << num(l.burn.at("1h"), 2) << "</td><td class=\"n\">" << num(l.burn.at("6h"), 2) << "</td><td class=\"n\">"
+      << num(l.burn.at("3d"), 2) << "</td><td class=\"n\">" << esc(dur(l.seconds.quantile(0.5))) << "</td><td class=\"n\">"
       << esc(dur(l.seconds.quantile(0.9))) << "</td><td class=\"n\">" << esc(dur(l.seconds.quantile(0.99)))
       << "</td><td class=\"n\">" << esc(dur(l.seconds.max())) << "</td></tr>";
   }

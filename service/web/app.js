@@ -266,8 +266,8 @@ async function showIncident(id) {
 }
 
 // ---- the SLO report ----
-// medicd renders it (GET /api/slo?format=html, the same file `medic slo report --format
-// html` writes); the page shows its body with the report's own stylesheet, and offers the
+// medicd renders it (GET /api/slo?format=html-body: the body of the file `medic slo report
+// --format html` writes); the page shows it with the report's own stylesheet, and offers the
 // other formats as downloads. It is fetched again when its parameters change or after a
 // minute, not on every refresh.
 
@@ -307,7 +307,7 @@ async function sloDownload(format) {
 async function showSlo() {
   const key = sloQuery().toString();
   if (sloShown.key === key && Date.now() - sloShown.at < 60000 && $('slo-report')) return;
-  const r = await sloFetch('html');
+  const r = await sloFetch('html-body');
   if (!r.ok) {
     let why = r.text;
     try { why = JSON.parse(r.text).error; } catch (e) { /* not JSON */ }

@@ -3,6 +3,8 @@
 // Debian's chromium through chromium-driver (python3-selenium). This test sets the scene,
 // runs the script, and checks the database afterwards: the approval is the operator's, the
 // viewer's forged POST changed nothing, and the screenshots are written under the build tree.
+// Then the SLO report's HTML file, rendered by tests/browser/slo_report.py (charts drawn,
+// nothing fetched, no console error, printed to an A4 PDF).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -65,8 +67,9 @@ TEST(Browser, AnOperatorApprovesInTheBrowserAndAViewerCannot) {
 
   const std::string shots = std::string(MEDIC_BINARY_DIR) + "/screenshots";
   std::filesystem::create_directories(shots);
-  std::filesystem::remove(shots + "/queue.png");
-  std::filesystem::remove(shots + "/incident.png");
+  for (const char* f : {"/queue.png", "/incident.png", "/slo-page.png", "/slo-report.png", "/slo-report.pdf"}) {
+    std::filesystem::remove(shots + f);
+  }
   const auto [rc, out] = testing::run_command(
       "/usr/bin/python3",
       {std::string(MEDIC_SOURCE_DIR) + "/tests/browser/queue_page.py", api, operator_token, viewer_token, id, shots}, 180s);
@@ -81,7 +84,17 @@ TEST(Browser, AnOperatorApprovesInTheBrowserAndAViewerCannot) {
   EXPECT_EQ(try_scalar(tdb, "SELECT count(*) FROM audit WHERE what = 'drain_succeeded' AND incident_id = " + id), "1");
   EXPECT_EQ(try_scalar(tdb, "SELECT approved_by FROM incidents WHERE id = " + id), "olivia");
   EXPECT_NE(try_scalar(tdb, "SELECT state FROM incidents WHERE id = " + id), "dismissed");
-  for (const char* f : {"/queue.png", "/incident.png"}) {
+
+  // The SLO report's HTML file, as `medic slo report --format html` writes it, in the browser.
+  const std::string report = shots + "/slo-report.html";
+  const auto [src, sout] = testing::run_command(
+      MEDIC_CLI_BIN, {"slo", "report", "--window", "1d", "--format", "html", "--out", report, "--db", tdb.url()});
+  ASSERT_EQ(src, 0) << sout;
+  const auto [brc, bout] = testing::run_command(
+      "/usr/bin/python3", {std::string(MEDIC_SOURCE_DIR) + "/tests/browser/slo_report.py", report, shots}, 120s);
+  EXPECT_EQ(brc, 0) << bout;
+  EXPECT_THAT(bout, HasSubstr("every check held"));
+  for (const char* f : {"/queue.png", "/incident.png", "/slo-page.png", "/slo-report.png", "/slo-report.pdf"}) {
     EXPECT_TRUE(std::filesystem::exists(shots + f)) << f;
     if (std::filesystem::exists(shots + f)) {
       EXPECT_GT(std::filesystem::file_size(shots + f), 10000u) << f;

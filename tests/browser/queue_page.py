@@ -7,7 +7,8 @@ Run by tests/browser/browser_test.cpp against medicd on fabsim with a real Postg
 
 An operator signs in, sees the waiting incident in the queue, opens its page (timeline,
 evidence, snapshot diff, what-if, runbook), approves it with a reason, and sees the drain
-happen; a viewer sees no action button, and a POST forged with the viewer's token is refused.
+happen; a viewer sees no action button, reads the SLO report at /slo, and a POST forged with
+the viewer's token is refused.
 No page may log a console error. Screenshots of the queue and of the incident's page go to
 SCREENSHOT_DIR. Exits 0 when every check held; otherwise prints what failed and exits 1.
 """
@@ -124,6 +125,17 @@ try:
     WebDriverWait(d, 20).until(ec.presence_of_element_located((By.ID, "queue")))
     check(not d.find_elements(By.CSS_SELECTOR, "button.act"), "a viewer is offered no action in the queue")
     check(d.find_element(By.ID, "maint-form").get_attribute("hidden") is not None, "a viewer cannot declare maintenance")
+    # The SLO report, rendered by medicd and shown with its own stylesheet.
+    d.get(url + "/slo?window=1d")
+    WebDriverWait(d, 30).until(ec.presence_of_element_located((By.CSS_SELECTOR, "#slo-report article.slo-report")))
+    charts = d.find_elements(By.CSS_SELECTOR, "#slo-report svg.chart")
+    check(len(charts) == 3, "the SLO page shows the report's three charts (%d)" % len(charts))
+    check(all(c.size["width"] > 300 and c.size["height"] > 40 for c in charts), "the charts are drawn at size")
+    check("corruption" in d.find_element(By.ID, "slo-report").text, "the SLO report lists the corruption SLOs")
+    check(len(d.find_elements(By.CSS_SELECTOR, ".slo-tools button")) == 4, "the SLO page offers four downloads")
+    d.set_window_size(1400, min(8000, d.execute_script("return document.body.scrollHeight") + 100))
+    d.save_screenshot(shots + "/slo-page.png")
+    d.set_window_size(1400, 1000)
     errors = console_errors(d)
     check(not errors, "the viewer's pages logged no console error: %s" % errors)
 finally:

@@ -369,6 +369,34 @@ TEST_F(ApiTest, MaintenanceAndUsersAndTargetsOverHttp) {
   EXPECT_THAT(what, ::testing::ElementsAre("user_disable", "slo_target"));
 }
 
+TEST_F(ApiTest, TheSloReportTakesTheCliParametersAndEveryFormat) {
+  const int64_t id = open_incident("rtsw0001:eth5", triage::IncidentState::triaged);
+  const auto j = call(req("GET", "/api/slo?window=28d&by=zone", "", "vera"));
+  ASSERT_EQ(j.status, 200u) << j.body;
+  const json doc = json::parse(j.body);
+  for (const char* k : {"window", "slos", "breaches", "capacity", "repeat_offenders", "trend"}) EXPECT_TRUE(doc.contains(k)) << k;
+  EXPECT_EQ(doc["by"], "zone");
+  EXPECT_EQ(doc["incidents_read"], 1);
+  for (const auto& l : doc["slos"]) EXPECT_TRUE(l.contains("group"));
+  const auto html = call(req("GET", "/api/slo?month=2026-10&format=html", "", "vera"));
+  EXPECT_EQ(html.status, 200u);
+  EXPECT_EQ(html.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(html.body.rfind("<!DOCTYPE html>", 0), 0u);
+  bool csp = false;
+  for (const auto& [k, v] : html.headers) csp = csp || (k == "Content-Security-Policy" && v.rfind("default-src 'none'", 0) == 0);
+  EXPECT_TRUE(csp);
+  const auto csv = call(req("GET", "/api/slo?class=corruption&format=csv", "", "vera"));
+  EXPECT_EQ(csv.body.rfind("class,stage,group,", 0), 0u);
+  EXPECT_EQ(call(req("GET", "/api/slo?format=md", "", "vera")).content_type, "text/markdown; charset=utf-8");
+  EXPECT_EQ(err(req("GET", "/api/slo?window=7w", "", "vera")), "422 query: window: not a window: \"7w\" (7d, 28d, 90d, or N d / N h)");
+  EXPECT_EQ(err(req("GET", "/api/slo?format=pdf", "", "vera")), "422 query \"format\": \"pdf\" is not one of json, html, html-body, csv, md");
+  EXPECT_EQ(err(req("GET", "/api/slo?class=nope", "", "vera")), "422 query \"class\": unknown incident class \"nope\"");
+  EXPECT_EQ(err(req("GET", "/api/slo?hours=24", "", "vera")),
+            "422 query: unknown report parameter \"hours\" (from, to, window, month, class, by)");
+  EXPECT_EQ(err(req("GET", "/api/slo", "", "")).substr(0, 3), "401");
+  EXPECT_GT(id, 0);
+}
+
 // ---- the matrix ----
 
 // Everything a refused call must leave as it was.
@@ -383,8 +411,8 @@ std::string fingerprint(pqxx::connection& c) {
       "'')) FROM users), "
       "(SELECT md5(coalesce(string_agg(concat_ws(',', id, starts_at, ends_at), ';' ORDER BY id), '')) FROM maintenance), "
       "(SELECT concat_ws(',', open, reset_by, reset_at) FROM breaker), "
-      "(SELECT md5(coalesce(string_agg(concat_ws(',', incident_class, stage, target_seconds, objective), ';' ORDER BY "
-      "incident_class, stage), '')) FROM slo_targets))")[0][0]
+      "(SELECT md5(coalesce(string_agg(concat_ws(',', id, incident_class, stage, target_seconds, objective, valid_from), "
+      "';' ORDER BY id), '')) FROM slo_target_versions))")[0][0]
       .as<std::string>();
 }
 
