@@ -2,6 +2,7 @@
 #include "db/slo_store.h"
 
 #include <map>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 
 #include "db/internal.h"
@@ -181,38 +182,66 @@ Result<slo::Report> SloStore::report(const slo::ReportQuery& q, Time now) {
     // The incidents that may decide a stage in [from, to) or hold one pending at `to`: begun
     // before `to`, and open or ended at or after `from` (a stage is decided no later than the
     // incident ends). Streamed through a cursor, a batch at a time.
+    // The switches (a few thousand) looked up here rather than joined: the groups of an
+    // incident are those of its suspect device, else its link's first end, else its device.
+    struct SwitchGroups {
+      std::string zone, plane, role;
+    };
+    std::unordered_map<std::string, SwitchGroups> switches;
+    for (const auto& row : w.exec("SELECT name, zone, plane, role FROM switches")) {
+      SwitchGroups g;
+      if (!row[1].is_null()) g.zone = "zone" + row[1].as<std::string>();
+      if (!row[2].is_null()) g.plane = "plane" + row[2].as<std::string>();
+      g.role = row[3].as<std::string>();
+      switches.emplace(row[0].as<std::string>(), std::move(g));
+    }
     w.exec("DECLARE slo_rows NO SCROLL CURSOR FOR SELECT i.id, i.class, coalesce(i.link, ''), "
-           "coalesce(i.device, ''), coalesce(i.suspect_port, i.suspect, ''), " MEDIC_US("i.started_at") ", "
-           MEDIC_US("i.detected_at") ", " MEDIC_US("i.mitigated_at") ", " MEDIC_US("i.repaired_at") ", "
-           MEDIC_US("i.undrained_at") ", " MEDIC_US("i.dismissed_at") ", " MEDIC_US("i.closed_at") ", "
-           "coalesce(l.speed_gbps, 0), sw.zone, sw.plane, sw.role "
+           "coalesce(i.device, ''), coalesce(i.suspect_port, ''), coalesce(i.suspect, ''), coalesce(l.a_device, ''), "
+           MEDIC_US("i.started_at") ", " MEDIC_US("i.detected_at") ", " MEDIC_US("i.mitigated_at") ", "
+           MEDIC_US("i.repaired_at") ", " MEDIC_US("i.undrained_at") ", " MEDIC_US("i.dismissed_at") ", "
+           MEDIC_US("i.closed_at") ", coalesce(l.speed_gbps, 0) "
            "FROM incidents i LEFT JOIN links l ON l.name = i.link "
-           "LEFT JOIN switches sw ON sw.name = coalesce(i.suspect, l.a_device, i.device) "
            "WHERE coalesce(i.started_at, i.detected_at) < " + to +
            " AND (coalesce(i.closed_at, i.dismissed_at) IS NULL OR coalesce(i.closed_at, i.dismissed_at) >= " + from +
            ")" + cls);
     slo::ReportIncident inc;
+    std::string a_end;
     for (;;) {
       const auto r = w.exec("FETCH 5000 FROM slo_rows");
       if (r.empty()) break;
       for (const auto& row : r) {
+        // Into the same strings and map nodes row after row: no allocation once they are
+        // long enough.
         inc.id = row[0].as<int64_t>();
-        inc.incident_class = row[1].as<std::string>();
-        inc.link = row[2].as<std::string>();
-        inc.device = row[3].as<std::string>();
-        inc.suspect = row[4].as<std::string>();
-        inc.started_at = read_time(row[5]);
-        inc.detected_at = read_time(row[6]);
-        inc.mitigated_at = read_time(row[7]);
-        inc.repaired_at = read_time(row[8]);
-        inc.undrained_at = read_time(row[9]);
-        inc.dismissed_at = read_time(row[10]);
-        inc.closed_at = read_time(row[11]);
-        inc.speed_gbps = row[12].as<double>();
-        inc.groups.clear();
-        if (!row[13].is_null()) inc.groups["zone"] = "zone" + row[13].as<std::string>();
-        if (!row[14].is_null()) inc.groups["plane"] = "plane" + row[14].as<std::string>();
-        if (!row[15].is_null()) inc.groups["role"] = row[15].as<std::string>();
+        inc.incident_class.assign(row[1].c_str(), row[1].size());
+        inc.link.assign(row[2].c_str(), row[2].size());
+        inc.device.assign(row[3].c_str(), row[3].size());
+        inc.suspect_port.assign(row[4].c_str(), row[4].size());
+        inc.suspect_device.assign(row[5].c_str(), row[5].size());
+        a_end.assign(row[6].c_str(), row[6].size());
+        inc.started_at = read_time(row[7]);
+        inc.detected_at = read_time(row[8]);
+        inc.mitigated_at = read_time(row[9]);
+        inc.repaired_at = read_time(row[10]);
+        inc.undrained_at = read_time(row[11]);
+        inc.dismissed_at = read_time(row[12]);
+        inc.closed_at = read_time(row[13]);
+        inc.speed_gbps = row[14].as<double>();
+        const std::string& grouped = !inc.suspect_device.empty() ? inc.suspect_device : !a_end.empty() ? a_end : inc.device;
+        if (inc.suspect_device.empty()) inc.suspect_device = inc.device;
+        inc.suspect_is_switch = switches.count(inc.suspect_device) != 0;
+        const auto sw = switches.find(grouped);
+        auto group = [&](const char* kind, const std::string* v) {
+          if (v == nullptr || v->empty()) {
+            inc.groups.erase(kind);
+          } else {
+            inc.groups[kind] = *v;  // the node and its string are reused
+          }
+        };
+        const bool known = sw != switches.end();
+        group("zone", known ? &sw->second.zone : nullptr);
+        group("plane", known ? &sw->second.plane : nullptr);
+        group("role", known ? &sw->second.role : nullptr);
         b.add(inc);
       }
     }
@@ -261,32 +290,29 @@ Result<slo::Report> SloStore::report(const slo::ReportQuery& q, Time now) {
       rep.capacity.lowest = low;
     }
 
-    // Repeat offenders: links, optics (suspect ends) and switches (or other devices) with two
-    // or more incidents detected in the window.
-    const auto off = w.exec_params(
-        "WITH inw AS (SELECT id, link, suspect_port, coalesce(suspect, device) AS dev FROM incidents "
-        "WHERE detected_at >= $1::timestamptz AND detected_at < $2::timestamptz AND ($3::text IS NULL OR class = $3)), "
-        "x AS (SELECT 'link' AS kind, link AS name, id FROM inw WHERE link IS NOT NULL "
-        "UNION ALL SELECT 'optic', suspect_port, id FROM inw WHERE suspect_port IS NOT NULL "
-        "UNION ALL SELECT CASE WHEN EXISTS (SELECT 1 FROM switches s WHERE s.name = dev) THEN 'switch' ELSE 'device' END, "
-        "dev, id FROM inw WHERE dev IS NOT NULL) "
-        "SELECT kind, name, array_agg(id ORDER BY id)::text, count(*) OVER () FROM x GROUP BY kind, name "
-        "HAVING count(*) >= 2 ORDER BY count(*) DESC, kind, name LIMIT $4",
-        ts(q.window.from), ts(q.window.to), opt_text(q.incident_class), static_cast<int64_t>(slo::Report::kMaxOffenders));
-    for (const auto& row : off) {
-      slo::Offender o;
-      o.kind = row[0].as<std::string>();
-      o.name = row[1].as<std::string>();
-      std::string ids = row[2].as<std::string>();  // {1,2,3}
-      size_t p = 1;
-      while (p < ids.size()) {
-        const size_t e = ids.find_first_of(",}", p);
-        if (e == std::string::npos || e == p) break;
-        o.incidents.push_back(std::stoll(ids.substr(p, e - p)));
-        p = e + 1;
+    // The incident ids of the repeat offenders the builder listed (it counted them while the
+    // rows streamed past).
+    if (!rep.offenders.empty()) {
+      std::vector<std::string> links, optics, devices;
+      for (const auto& o : rep.offenders) (o.kind == "link" ? links : o.kind == "optic" ? optics : devices).push_back(o.name);
+      const auto ids = w.exec_params(
+          "SELECT id, coalesce(link, ''), coalesce(suspect_port, ''), coalesce(suspect, device, '') FROM incidents "
+          "WHERE detected_at >= $1::timestamptz AND detected_at < $2::timestamptz AND ($3::text IS NULL OR class = $3) "
+          "AND (link = ANY($4::text[]) OR suspect_port = ANY($5::text[]) OR coalesce(suspect, device) = ANY($6::text[])) "
+          "ORDER BY id",
+          ts(q.window.from), ts(q.window.to), opt_text(q.incident_class), text_array(links), text_array(optics),
+          text_array(devices));
+      std::map<std::pair<std::string, std::string>, slo::Offender*> by;
+      for (auto& o : rep.offenders) by[{o.kind == "link" || o.kind == "optic" ? o.kind : "dev", o.name}] = &o;
+      for (const auto& row : ids) {
+        const int64_t id = row[0].as<int64_t>();
+        const std::pair<std::string, std::string> keys[] = {{"link", row[1].as<std::string>()},
+                                                            {"optic", row[2].as<std::string>()},
+                                                            {"dev", row[3].as<std::string>()}};
+        for (const auto& k : keys) {
+          if (const auto it = by.find(k); it != by.end()) it->second->incidents.push_back(id);
+        }
       }
-      rep.offenders_left_off = row[3].as<size_t>() - std::min<size_t>(row[3].as<size_t>(), slo::Report::kMaxOffenders);
-      rep.offenders.push_back(std::move(o));
     }
     w.commit();
     return rep;

@@ -255,6 +255,18 @@ SloLine& ReportBuilder::line(const std::string& cls, Stage stage, const std::str
   return r_.slos.back();
 }
 
+const std::vector<TargetVersion>& ReportBuilder::versions(const ReportIncident& inc, Stage stage) {
+  const auto key = std::make_pair(inc.incident_class, static_cast<int>(stage));
+  if (const auto it = unscoped_.find(key); it != unscoped_.end()) return it->second;
+  bool scoped = false;
+  for (const auto& v : targets_) scoped = scoped || (v.incident_class == inc.incident_class && !v.scope_kind.empty());
+  if (scoped) {
+    scratch_ = versions_for(targets_, inc, stage);
+    return scratch_;
+  }
+  return unscoped_.emplace(key, versions_for(targets_, inc, stage)).first->second;
+}
+
 void ReportBuilder::add(const ReportIncident& inc) {
   if (!r_.query.incident_class.empty() && inc.incident_class != r_.query.incident_class) return;
   ++r_.incidents_read;
@@ -264,8 +276,20 @@ void ReportBuilder::add(const ReportIncident& inc) {
     const auto g = inc.groups.find(r_.query.by);
     group = g == inc.groups.end() || g->second.empty() ? "-" : g->second;
   }
+  if (inc.detected_at && w.contains(*inc.detected_at)) {
+    if (offenders_.empty()) offenders_.reserve(1 << 16);
+    auto count = [&](uint8_t kind, const std::string& name) {
+      if (name.empty()) return;
+      auto [it, fresh] = offenders_.try_emplace(name);
+      it->second.count += 1;
+      if (fresh) it->second.kind = kind;
+    };
+    count(0, inc.link);
+    count(1, inc.suspect_port);
+    count(inc.suspect_is_switch ? 2 : 3, inc.suspect_device);
+  }
   for (const Stage stage : kStages) {
-    const auto vs = versions_for(targets_, inc, stage);
+    const auto& vs = versions(inc, stage);
     if (vs.empty()) continue;
     const StageOutcome o = judge_in_window(inc, stage, vs, w);
     if (o.decision == Decision::met || o.decision == Decision::missed || o.decision == Decision::pending) {
@@ -352,6 +376,21 @@ Report ReportBuilder::finish() {
   std::stable_sort(r_.breaches.begin(), r_.breaches.end(), [](const Breach& a, const Breach& b) {
     return a.late != b.late ? a.late > b.late : a.incident_id < b.incident_id;
   });
+  // Repeat offenders: two or more incidents, the most repeated first.
+  static const char* const kKinds[] = {"link", "optic", "switch", "device"};
+  std::vector<Offender> rep;
+  for (const auto& [name, t] : offenders_) {
+    if (t.count >= 2) rep.push_back(Offender{kKinds[t.kind], name, t.count, {}});
+  }
+  offenders_ = {};
+  std::sort(rep.begin(), rep.end(), [](const Offender& a, const Offender& b) {
+    return std::tie(b.count, a.kind, a.name) < std::tie(a.count, b.kind, b.name);
+  });
+  if (rep.size() > Report::kMaxOffenders) {
+    r_.offenders_left_off = rep.size() - Report::kMaxOffenders;
+    rep.resize(Report::kMaxOffenders);
+  }
+  r_.offenders = std::move(rep);
   for (auto& [k, row] : zones_) r_.capacity.by_zone.push_back(row);
   for (auto& [k, row] : planes_) r_.capacity.by_plane.push_back(row);
   return std::move(r_);

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -41,8 +42,11 @@ Result<ReportQuery> parse_report_query(const std::map<std::string, std::string>&
 // One incident as the report reads it: its stage times and groups, and for breaches and
 // capacity, where it is.
 struct ReportIncident : StageTimes {
-  std::string link, device, suspect;  // suspect: the suspect end ("dev:port") or device; may be ""
-  double speed_gbps = 0;              // its link's speed (0: no link)
+  std::string link, device;
+  std::string suspect_port;    // the suspect end ("dev:port"): an optic; may be ""
+  std::string suspect_device;  // the suspect device, else the incident's device; may be ""
+  bool suspect_is_switch = false;
+  double speed_gbps = 0;  // its link's speed (0: no link)
 };
 
 // Stage times in seconds: exact up to kExact values (nearest-rank quantiles), then in a
@@ -131,9 +135,10 @@ struct CapacityCost {
 };
 
 struct Offender {
-  std::string kind;  // link, optic, switch
+  std::string kind;  // link, optic, switch, device
   std::string name;
-  std::vector<int64_t> incidents;
+  int count = 0;
+  std::vector<int64_t> incidents;  // filled by the caller (db::SloStore) for the listed ones
 };
 
 struct Week {
@@ -183,6 +188,7 @@ class ReportBuilder {
  private:
   SloLine& line(const std::string& cls, Stage stage, const std::string& group);
   size_t bucket_of(Time t) const;
+  const std::vector<TargetVersion>& versions(const ReportIncident& inc, Stage stage);
 
   Report r_;
   std::vector<TargetVersion> targets_;
@@ -190,6 +196,17 @@ class ReportBuilder {
   std::map<std::tuple<std::string, int, std::string>, size_t> index_;
   std::map<std::string, CapacityRow> zones_, planes_;
   std::map<std::string, size_t> week_index_;
+  // The versions of a class's stage when no scoped target names the class (the usual case).
+  std::map<std::pair<std::string, int>, std::vector<TargetVersion>> unscoped_;
+  std::vector<TargetVersion> scratch_;
+  // Incidents detected in the window per link, optic and switch or device (their names
+  // never collide: "a:p--b:q", "a:p", "a"): bounded by the fabric's size, not by the number
+  // of incidents.
+  struct Tally {
+    int count = 0;
+    uint8_t kind = 0;  // 0 link, 1 optic, 2 switch, 3 device
+  };
+  std::unordered_map<std::string, Tally> offenders_;
 };
 
 }  // namespace medic::slo
