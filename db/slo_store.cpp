@@ -175,6 +175,9 @@ Result<slo::Report> SloStore::report(const slo::ReportQuery& q, Time now) {
   return c_.run("slo_report", [&](Pq& pq) -> Result<slo::Report> {
     pqxx::work w(pq.c);
     w.exec("SET TRANSACTION READ ONLY");
+    // The cursor is read to its end: planned for all its rows, not for the first tenth (the
+    // default plan looks each link up by index, nearly twice as slow at a million incidents).
+    w.exec("SET LOCAL cursor_tuple_fraction = 1");
     slo::ReportBuilder b(q, read_versions(w), now);
     const slo::Window scan = b.scan_window();
     const std::string from = w.quote(ts(scan.from)) + "::timestamptz", to = w.quote(ts(scan.to)) + "::timestamptz";

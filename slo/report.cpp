@@ -214,7 +214,6 @@ ReportBuilder::ReportBuilder(ReportQuery query, std::vector<TargetVersion> targe
     wk.iso = iso_week(s);
     wk.from = std::max(s, w.from);
     wk.to = std::min(s + Duration(7 * kDayUs), w.to);
-    week_index_[wk.iso] = r_.trend.size();
     r_.trend.push_back(std::move(wk));
   }
   // Without --by, one line per class and stage any target covers (an SLO nothing happened
@@ -256,15 +255,18 @@ SloLine& ReportBuilder::line(const std::string& cls, Stage stage, const std::str
 }
 
 const std::vector<TargetVersion>& ReportBuilder::versions(const ReportIncident& inc, Stage stage) {
-  const auto key = std::make_pair(inc.incident_class, static_cast<int>(stage));
-  if (const auto it = unscoped_.find(key); it != unscoped_.end()) return it->second;
-  bool scoped = false;
-  for (const auto& v : targets_) scoped = scoped || (v.incident_class == inc.incident_class && !v.scope_kind.empty());
-  if (scoped) {
-    scratch_ = versions_for(targets_, inc, stage);
-    return scratch_;
+  auto it = class_versions_.find(inc.incident_class);
+  if (it == class_versions_.end()) {
+    ClassVersions cv;
+    for (const auto& v : targets_) cv.scoped = cv.scoped || (v.incident_class == inc.incident_class && !v.scope_kind.empty());
+    if (!cv.scoped) {
+      for (const Stage st : kStages) cv.stages[static_cast<int>(st)] = versions_for(targets_, inc, st);
+    }
+    it = class_versions_.emplace(inc.incident_class, std::move(cv)).first;
   }
-  return unscoped_.emplace(key, versions_for(targets_, inc, stage)).first->second;
+  if (!it->second.scoped) return it->second.stages[static_cast<int>(stage)];
+  scratch_ = versions_for(targets_, inc, stage);  // scoped: they depend on the incident's groups
+  return scratch_;
 }
 
 void ReportBuilder::add(const ReportIncident& inc) {
@@ -288,12 +290,28 @@ void ReportBuilder::add(const ReportIncident& inc) {
     count(1, inc.suspect_port);
     count(inc.suspect_is_switch ? 2 : 3, inc.suspect_device);
   }
+  line_key_.assign(inc.incident_class);
+  line_key_ += '\n';
+  line_key_ += group;
+  auto lines = line_index_.find(line_key_);
+  if (lines == line_index_.end()) lines = line_index_.emplace(line_key_, std::array<int, 4>{-1, -1, -1, -1}).first;
+  auto line_of = [&](Stage stage) -> SloLine& {
+    int& k = lines->second[static_cast<int>(stage)];
+    if (k < 0) {
+      SloLine& l = line(inc.incident_class, stage, group);
+      k = static_cast<int>(&l - r_.slos.data());
+    }
+    return r_.slos[static_cast<size_t>(k)];
+  };
+  const int64_t week_us = 7 * kDayUs;
+  const Time first_week = iso_week_start(w.from);
+  const std::optional<Time> ended = inc.ended_at();
   for (const Stage stage : kStages) {
     const auto& vs = versions(inc, stage);
     if (vs.empty()) continue;
     const StageOutcome o = judge_in_window(inc, stage, vs, w);
     if (o.decision == Decision::met || o.decision == Decision::missed || o.decision == Decision::pending) {
-      SloLine& l = line(inc.incident_class, stage, group);
+      SloLine& l = line_of(stage);
       if (o.decision == Decision::pending) {
         ++l.pending;
       } else {
@@ -302,8 +320,9 @@ void ReportBuilder::add(const ReportIncident& inc) {
         l.allowed_misses += 1.0 - o.objective;
         const auto [begin, finish] = stage_bounds(inc, stage);
         if (finish) l.seconds.add(seconds(*finish - *begin));
-        if (const auto wk = week_index_.find(iso_week(*o.decided_at)); wk != week_index_.end()) {
-          Week& week = r_.trend[wk->second];
+        const int64_t wk = (iso_week_start(*o.decided_at) - first_week).count() / week_us;
+        if (wk >= 0 && static_cast<size_t>(wk) < r_.trend.size()) {
+          Week& week = r_.trend[static_cast<size_t>(wk)];
           (met ? week.met : week.missed) += 1;
           week.allowed += 1.0 - o.objective;
         }
@@ -326,12 +345,15 @@ void ReportBuilder::add(const ReportIncident& inc) {
         }
       }
     }
-    // The trailing windows of the burn rates.
+    // The trailing windows of the burn rates. A stage is decided no later than it finished
+    // and than its incident ended: one over before a trailing window decides nothing in it.
+    const auto [sbegin, sfinish] = stage_bounds(inc, stage);
     for (const auto& [name, secs] : r_.query.burn_windows) {
       const Window tw{w.to - from_seconds(static_cast<double>(secs)), w.to};
+      if (!sbegin || (sfinish && *sfinish < tw.from) || (ended && *ended < tw.from)) continue;
       const StageOutcome t = judge_in_window(inc, stage, vs, tw);
       if (t.decision != Decision::met && t.decision != Decision::missed) continue;
-      SloLine::Tally& tally = line(inc.incident_class, stage, group).trailing[name];
+      SloLine::Tally& tally = line_of(stage).trailing[name];
       (t.decision == Decision::met ? tally.met : tally.missed) += 1;
       tally.allowed += 1.0 - t.objective;
     }

@@ -5,6 +5,7 @@
 // time (streamed from the database, never all loaded), time is passed in. All times UTC.
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -195,10 +196,16 @@ class ReportBuilder {
   Window scan_{};
   std::map<std::tuple<std::string, int, std::string>, size_t> index_;
   std::map<std::string, CapacityRow> zones_, planes_;
-  std::map<std::string, size_t> week_index_;
-  // The versions of a class's stage when no scoped target names the class (the usual case).
-  std::map<std::pair<std::string, int>, std::vector<TargetVersion>> unscoped_;
+  // Per class: its stages' versions when no scoped target names the class (the usual case),
+  // worked out once; and per class and group, the index of each stage's line (-1: none yet).
+  struct ClassVersions {
+    bool scoped = false;
+    std::vector<TargetVersion> stages[4];
+  };
+  std::unordered_map<std::string, ClassVersions> class_versions_;
   std::vector<TargetVersion> scratch_;
+  std::unordered_map<std::string, std::array<int, 4>> line_index_;
+  std::string line_key_;
   // Incidents detected in the window per link, optic and switch or device (their names
   // never collide: "a:p--b:q", "a:p", "a"): bounded by the fabric's size, not by the number
   // of incidents.
