@@ -182,8 +182,8 @@ Result<slo::Report> SloStore::report(const slo::ReportQuery& q, Time now) {
     const slo::Window scan = b.scan_window();
     const std::string from = w.quote(ts(scan.from)) + "::timestamptz", to = w.quote(ts(scan.to)) + "::timestamptz";
     const std::string cls = q.incident_class.empty() ? "" : " AND i.class = " + w.quote(q.incident_class);
-    // The incidents that may decide a stage in [from, to) or hold one pending at `to`: begun
-    // before `to`, and open or ended at or after `from` (a stage is decided no later than the
+    // The incidents that may decide a stage in [from, to) or hold one pending at `to`: with a
+    // stage begun before `to`, and open or ended at or after `from` (a stage is decided no later than the
     // incident ends). Streamed through a cursor, a batch at a time.
     // The switches (a few thousand) looked up here rather than joined: the groups of an
     // incident are those of its suspect device, else its link's first end, else its device.
@@ -204,7 +204,7 @@ Result<slo::Report> SloStore::report(const slo::ReportQuery& q, Time now) {
            MEDIC_US("i.repaired_at") ", " MEDIC_US("i.undrained_at") ", " MEDIC_US("i.dismissed_at") ", "
            MEDIC_US("i.closed_at") ", coalesce(l.speed_gbps, 0) "
            "FROM incidents i LEFT JOIN links l ON l.name = i.link "
-           "WHERE coalesce(i.started_at, i.detected_at) < " + to +
+           "WHERE least(i.started_at, i.detected_at, i.mitigated_at, i.repaired_at) < " + to +
            " AND (coalesce(i.closed_at, i.dismissed_at) IS NULL OR coalesce(i.closed_at, i.dismissed_at) >= " + from +
            ")" + cls);
     slo::ReportIncident inc;
@@ -277,6 +277,7 @@ Result<slo::Report> SloStore::report(const slo::ReportQuery& q, Time now) {
         "THEN s.data->'groups' ELSE '[]'::jsonb END) g "
         "WHERE s.taken_at >= $1::timestamptz AND s.taken_at < $2::timestamptz "
         "AND jsonb_typeof(g->'capacity_gbps') = 'number' AND jsonb_typeof(g->'available_gbps') = 'number' "
+        "AND coalesce(jsonb_typeof(g->'floor'), 'number') = 'number' "
         "AND (g->>'capacity_gbps')::float8 > 0 "
         "ORDER BY (g->>'available_gbps')::float8 / (g->>'capacity_gbps')::float8 - "
         "coalesce((g->>'floor')::float8, 0), s.taken_at, s.id LIMIT 1",

@@ -13,6 +13,7 @@ namespace medic::slo {
 namespace {
 
 constexpr int64_t kDayUs = 86'400'000'000;
+constexpr int64_t kMaxDays = 3660;  // the longest window a report covers (ten years)
 using std::chrono::sys_days;
 
 sys_days day_of(Time t) {
@@ -23,16 +24,16 @@ sys_days day_of(Time t) {
 
 Time time_of(sys_days d) { return Time(Duration(static_cast<int64_t>(d.time_since_epoch().count()) * kDayUs)); }
 
-// "7d" or "36h" as a positive duration of at most 3660 days.
+// "7d" or "36h" as a positive duration of at most kMaxDays.
 std::optional<Duration> parse_span(const std::string& s) {
   if (s.size() < 2) return std::nullopt;
   const char unit = s.back();
   if (unit != 'd' && unit != 'h') return std::nullopt;
   int64_t n = 0;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size() - 1, n);
-  if (ec != std::errc() || p != s.data() + s.size() - 1 || n <= 0) return std::nullopt;
+  if (ec != std::errc() || p != s.data() + s.size() - 1 || n <= 0 || n > kMaxDays * 24) return std::nullopt;
   const int64_t hours = unit == 'd' ? n * 24 : n;
-  if (n > 3660 * 24 || hours > 3660 * 24) return std::nullopt;
+  if (hours > kMaxDays * 24) return std::nullopt;
   return Duration(std::chrono::hours(hours));
 }
 
@@ -64,6 +65,10 @@ Result<ReportQuery> parse_report_query(const std::map<std::string, std::string>&
     if (!f) return Error::invalid(name("from") + ": not a time: " + quote(*from) + " (now, -7d, 2026-11-01, RFC 3339, unix seconds)");
     if (!t) return Error::invalid(name("to") + ": not a time: " + quote(*to) + " (now, -7d, 2026-11-01, RFC 3339, unix seconds)");
     if (!(*f < *t)) return Error::invalid(name("from") + " must be before " + name("to") + " (the window is [from, to))");
+    if (*t - *f > Duration(kMaxDays * kDayUs)) {
+      return Error::invalid(name("from") + " to " + name("to") + " spans more than " + std::to_string(kMaxDays) +
+                            " days, the longest window a report covers");
+    }
     q.window = {*f, *t};
     q.label = format_iso8601(*f) + " to " + format_iso8601(*t);
   } else if (month) {

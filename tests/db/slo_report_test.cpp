@@ -178,6 +178,10 @@ TEST_F(SloReportDb, AWindowBeforeTheMissHoldsItPendingAndTheLowestHeadroomComesF
              ", 'before drain', '" + format_iso8601(at(150)) +
              "', '{\"groups\": [{\"name\": \"g-low\", \"capacity_gbps\": 800, \"available_gbps\": 400, \"floor\": 0.25}, "
              "{\"name\": \"g-full\", \"capacity_gbps\": 800, \"available_gbps\": 800, \"floor\": 0.5}]}')");
+  // A snapshot whose group floor is not a number is left out, never an SQL error.
+  d.tdb.exec("INSERT INTO snapshots (incident_id, reason, taken_at, data) VALUES (" + std::to_string(a) +
+             ", 'odd', '" + format_iso8601(at(160)) +
+             "', '{\"groups\": [{\"name\": \"g-odd\", \"capacity_gbps\": 800, \"available_gbps\": 0, \"floor\": true}]}')");
   const slo::Report r = report(0, 200);
   const auto* mitigate = line(r, "link_flap", slo::Stage::mitigate);
   ASSERT_NE(mitigate, nullptr);

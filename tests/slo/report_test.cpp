@@ -88,6 +88,10 @@ TEST(ReportQuery, BadParametersSayWhichAndWhy) {
   EXPECT_THAT(err({{"window", "0d"}}), HasSubstr("not a window"));
   EXPECT_THAT(err({{"window", "-7d"}}), HasSubstr("not a window"));
   EXPECT_THAT(err({{"window", "99999d"}}), HasSubstr("not a window"));
+  EXPECT_THAT(err({{"window", "999999999999999999d"}}), HasSubstr("not a window"));
+  EXPECT_THAT(err({{"from", "-8999999999999s"}, {"to", "now"}}), HasSubstr("spans more than 3660 days"));
+  EXPECT_THAT(err({{"from", "1"}, {"to", "8999999999999"}}, "--"), HasSubstr("--from to --to spans more than 3660 days"));
+  EXPECT_TRUE(parse_report_query({{"from", "2020-01-01"}, {"to", "2026-01-01"}}, now).ok()) << "six years is fine";
   EXPECT_THAT(err({{"month", "2026-13"}}, "--"), HasSubstr("--month: not a month: \"2026-13\""));
   EXPECT_THAT(err({{"month", "26-10"}}), HasSubstr("not a month"));
   EXPECT_THAT(err({{"from", "2026-11-01"}}, "--"), HasSubstr("--from and --to go together"));
