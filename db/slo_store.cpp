@@ -55,8 +55,10 @@ void insert_version(pqxx::work& w, const slo::TargetVersion& v, const Actor& by,
   insert_audit(w, by, at, "slo_target", 0, "", "", version_detail(v));
 }
 
-// The version in force at `t` among `all` for one key.
-const slo::TargetVersion* in_force_for(const std::vector<slo::TargetVersion>& all, const slo::TargetVersion& key, Time t) {
+// The version in force at `t` among `all` (sorted by key, then time) for `key`'s class,
+// stage and scope.
+std::optional<slo::TargetVersion> in_force_for(const std::vector<slo::TargetVersion>& all, const slo::TargetVersion& key,
+                                               Time t) {
   std::vector<slo::TargetVersion> same;
   for (const auto& v : all) {
     if (v.incident_class == key.incident_class && v.stage == key.stage && v.scope_kind == key.scope_kind &&
@@ -65,14 +67,7 @@ const slo::TargetVersion* in_force_for(const std::vector<slo::TargetVersion>& al
     }
   }
   const slo::TargetVersion* v = slo::in_force(same, t);
-  if (!v) return nullptr;
-  for (const auto& x : all) {
-    if (x.incident_class == v->incident_class && x.stage == v->stage && x.scope_kind == v->scope_kind &&
-        x.scope_value == v->scope_value && x.from == v->from) {
-      return &x;
-    }
-  }
-  return nullptr;
+  return v ? std::optional<slo::TargetVersion>(*v) : std::nullopt;
 }
 
 std::vector<slo::TargetVersion> read_versions(pqxx::transaction_base& t) {
@@ -90,8 +85,8 @@ std::vector<slo::TargetVersion> read_versions(pqxx::transaction_base& t) {
 std::vector<slo::TargetVersion> in_force_at(const std::vector<slo::TargetVersion>& all, Time at) {
   std::vector<slo::TargetVersion> out;
   for (const auto& v : all) {
-    const slo::TargetVersion* f = in_force_for(all, v, at);
-    if (f == &v) out.push_back(v);
+    const auto f = in_force_for(all, v, at);
+    if (f && f->from == v.from) out.push_back(v);
   }
   return out;
 }
@@ -146,7 +141,7 @@ Result<AppliedTargets> SloStore::apply_targets(const std::vector<slo::TargetVers
     AppliedTargets out;
     for (slo::TargetVersion v : targets) {
       v.from = from;
-      const slo::TargetVersion* cur = in_force_for(all, v, from);
+      const auto cur = in_force_for(all, v, from);
       if (cur && cur->target == v.target && cur->objective == v.objective) {
         out.unchanged.push_back(v);
         continue;
