@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <charconv>
@@ -77,6 +78,20 @@ std::string token_hash(const std::string& salt, const std::string& secret) {
 
 bool same_bytes(std::string_view a, std::string_view b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string hmac_sha256_signature(std::string_view secret, std::string_view body) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), reinterpret_cast<const unsigned char*>(body.data()),
+       body.size(), mac, &len);
+  static const char* kHex = "0123456789abcdef";
+  std::string out = "sha256=";
+  for (unsigned int i = 0; i < len; ++i) {
+    out += kHex[mac[i] >> 4];
+    out += kHex[mac[i] & 15];
+  }
+  return out;
 }
 
 }  // namespace medic

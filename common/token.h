@@ -1,4 +1,5 @@
-// API tokens: random secrets handed out once, kept only as a salted hash.
+// API tokens: random secrets handed out once, kept only as a salted hash; and the HMAC
+// signature of a webhook's body.
 //
 // A token reads "mdk_ID_SECRET": the user's id, so that the one hash to check can be found
 // without trying every user's, and 32 random bytes as 43 base64url characters. What is
@@ -27,5 +28,9 @@ std::optional<TokenParts> parse_token(std::string_view token);
 // SHA-256(salt || secret), 32 bytes.
 std::string token_hash(const std::string& salt, const std::string& secret);
 bool same_bytes(std::string_view a, std::string_view b);
+
+// A webhook's signature: "sha256=" and HMAC-SHA256(secret, body) in lowercase hex, as the
+// X-Medic-Signature header carries it.
+std::string hmac_sha256_signature(std::string_view secret, std::string_view body);
 
 }  // namespace medic

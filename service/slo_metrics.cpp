@@ -32,25 +32,12 @@ SloMetrics::SloMetrics(metrics::Registry& r, SloMetricsOptions options, const Cl
 SloMetrics::~SloMetrics() { stop(); }
 
 void SloMetrics::start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
-    while (!stopping_) {
-      lock.unlock();
-      if (auto s = refresh(); !s.ok()) spdlog::warn("SLO metrics: {}", s.error());
-      lock.lock();
-      cv_.wait_for(lock, std::chrono::duration<double>(o_.every_s), [this] { return stopping_; });
-    }
+  thread_.start(o_.every_s, [this] {
+    if (auto s = refresh(); !s.ok()) spdlog::warn("SLO metrics: {}", s.error());
   });
 }
 
-void SloMetrics::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void SloMetrics::stop() { thread_.stop(); }
 
 Status SloMetrics::refresh() {
   const auto t0 = std::chrono::steady_clock::now();

@@ -7,14 +7,11 @@
 // counts the failures.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include "common/metrics.h"
+#include "common/periodic.h"
 #include "common/result.h"
 #include "common/time.h"
 #include "db/connection.h"
@@ -43,10 +40,7 @@ class SloMetrics {
   metrics::GaugeFamily compliance_, objective_, budget_left_, burn_, seconds_left_;
   metrics::Counter refreshes_, errors_;
   metrics::Gauge refresh_seconds_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  Periodic thread_;
 };
 
 }  // namespace medic::service

@@ -16,6 +16,7 @@
 #include "db/snapshot_store.h"
 #include "db/user_store.h"
 #include "db/audit_store.h"
+#include "db/notify_store.h"
 
 namespace medic::db {
 
@@ -29,7 +30,8 @@ struct AllStores : Connection,
                    SloStore,
                    LeaderStore,
                    UserStore,
-                   AuditStore {
+                   AuditStore,
+                   NotifyStore {
   explicit AllStores(const std::string& url, DbOptions options = {})
       : Connection(url, options),
         InventoryStore(conn()),
@@ -41,7 +43,8 @@ struct AllStores : Connection,
         SloStore(conn()),
         LeaderStore(conn()),
         UserStore(conn()),
-        AuditStore(conn()) {}
+        AuditStore(conn()),
+        NotifyStore(conn()) {}
   Connection& conn() { return *this; }
 };
 
