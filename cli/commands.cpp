@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "cli/capacity.h"
+#include "cli/config_check.h"
 #include "cli/context.h"
 #include "cli/people.h"
 #include "cli/slo.h"
@@ -653,6 +654,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_queue_commands(ctx);
   add_people_commands(ctx);
   add_slo_commands(ctx);
+  add_config_commands(ctx);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -1,5 +1,6 @@
 #include "service/config.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "common/files.h"
@@ -8,41 +9,98 @@
 
 namespace medic::service {
 
+SettingError::SettingError(std::string flag, std::string value, std::string reason)
+    : std::invalid_argument(value.empty() ? flag + " " + reason : flag + " " + value + ": " + reason),
+      flag_(std::move(flag)),
+      value_(std::move(value)),
+      reason_(std::move(reason)) {}
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& flag, const std::string& reason) { throw SettingError(flag, "", reason); }
+
+// An http:// or https:// URL without its trailing slashes. A base URL (an Alertmanager's,
+// medicd's own) has paths appended to it, so it takes no query or fragment.
+std::string http_url(const std::string& flag, const std::string& url, bool base) {
+  const std::string shown = url.empty() ? "\"\"" : escape_text(url, 200);
+  const std::string lower = ascii_lower(url);
+  const size_t scheme = lower.rfind("http://", 0) == 0 ? 7 : lower.rfind("https://", 0) == 0 ? 8 : 0;
+  if (scheme == 0) throw SettingError(flag, shown, "expected an http:// or https:// URL");
+  for (const char c : url) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+      throw SettingError(flag, shown, "a URL holds no spaces or control characters");
+    }
+  }
+  const size_t host_end = std::min(url.find_first_of("/?#", scheme), url.size());
+  if (host_end == scheme) throw SettingError(flag, shown, "no host");
+  if (base && url.find_first_of("?#") != std::string::npos) {
+    throw SettingError(flag, shown, "a base URL takes no query or fragment");
+  }
+  std::string out = url;
+  while (out.size() > host_end && out.back() == '/') out.pop_back();
+  return out;
+}
+
+void http_urls(const std::string& flag, std::vector<std::string>& urls, bool base) {
+  for (size_t i = 0; i < urls.size(); ++i) {
+    urls[i] = http_url(flag, urls[i], base);
+    for (size_t j = 0; j < i; ++j) {
+      if (urls[j] == urls[i]) throw SettingError(flag, escape_text(urls[i], 200), "given twice");
+    }
+  }
+}
+
+}  // namespace
+
 DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
-  auto bad = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (s_.topology_path.empty()) bad("--topology is required");
-  if (s_.db_url.empty()) bad("no database: pass --db URL or set MEDIC_DB_URL");
+  if (s_.topology_path.empty()) refuse("--topology", "is required");
+  if (s_.db_url.empty()) throw std::invalid_argument("no database: pass --db URL or set MEDIC_DB_URL");
   if (s_.counter_map_path.empty()) s_.counter_map_path = data_dir() + "/counter_map.json";
   if (s_.detectors_path.empty()) s_.detectors_path = data_dir() + "/detectors.json";
   if (s_.capacity_path.empty()) s_.capacity_path = data_dir() + "/capacity.json";
   if (s_.policy_path.empty()) s_.policy_path = data_dir() + "/remediation.json";
   if (!(s_.snapshot_retention_days >= 0 && s_.snapshot_retention_days <= 3650)) {
-    bad("--snapshot-retention must be within [0, 3650] days");
+    refuse("--snapshot-retention", "must be within [0, 3650] days");
   }
-  if (!(s_.poll_interval_s >= 0.05 && s_.poll_interval_s <= 3600)) bad("--poll-interval must be within [0.05, 3600] seconds");
-  if (!(s_.scrape_timeout_s >= 0.05 && s_.scrape_timeout_s <= 600)) bad("--scrape-timeout must be within [0.05, 600] seconds");
-  if (s_.scrape_concurrency < 1 || s_.scrape_concurrency > 4096) bad("--scrape-concurrency must be within [1, 4096]");
-  if (s_.device_fault_links < 2 || s_.device_fault_links > 100000) bad("--device-fault-links must be within [2, 100000]");
-  if (!(s_.reopen_window_s >= 0 && s_.reopen_window_s <= 90 * 86400)) bad("--reopen-window must be within [0, 7776000] seconds");
-  if (!(s_.backoff_max_s >= s_.poll_interval_s && s_.backoff_max_s <= 3600)) bad("--backoff-max must be within [poll interval, 3600] seconds");
-  if (s_.run_for_s < 0) bad("--run-for must not be negative");
+  if (!(s_.poll_interval_s >= 0.05 && s_.poll_interval_s <= 3600)) refuse("--poll-interval", "must be within [0.05, 3600] seconds");
+  if (!(s_.scrape_timeout_s >= 0.05 && s_.scrape_timeout_s <= 600)) refuse("--scrape-timeout", "must be within [0.05, 600] seconds");
+  if (s_.scrape_concurrency < 1 || s_.scrape_concurrency > 4096) refuse("--scrape-concurrency", "must be within [1, 4096]");
+  if (s_.device_fault_links < 2 || s_.device_fault_links > 100000) refuse("--device-fault-links", "must be within [2, 100000]");
+  if (!(s_.reopen_window_s >= 0 && s_.reopen_window_s <= 90 * 86400)) refuse("--reopen-window", "must be within [0, 7776000] seconds");
+  if (!(s_.backoff_max_s >= s_.poll_interval_s && s_.backoff_max_s <= 3600)) refuse("--backoff-max", "must be within [poll interval, 3600] seconds");
+  if (s_.run_for_s < 0) refuse("--run-for", "must not be negative");
   if (!s_.http_listen.empty() && !parse_host_port(s_.http_listen)) {
-    bad("--http " + s_.http_listen + ": expected ADDR:PORT, e.g. 127.0.0.1:9400");
+    throw SettingError("--http", s_.http_listen, "expected ADDR:PORT, e.g. 127.0.0.1:9400");
   }
   triage().validate();
-  if (!(s_.probe_rate > 0 && s_.probe_rate <= 10'000'000)) bad("--probe-rate must be within (0, 10000000] probes per second");
-  if (!(s_.probe_round_s >= 0.1 && s_.probe_round_s <= 3600)) bad("--probe-round must be within [0.1, 3600] seconds");
-  if (s_.probe_per_round < 1 || s_.probe_per_round > 10000) bad("--probe-per-round must be within [1, 10000]");
-  if (!(s_.probe_timeout_s >= 0.01 && s_.probe_timeout_s <= 60)) bad("--probe-timeout must be within [0.01, 60] seconds");
+  if (!(s_.probe_rate > 0 && s_.probe_rate <= 10'000'000)) refuse("--probe-rate", "must be within (0, 10000000] probes per second");
+  if (!(s_.probe_round_s >= 0.1 && s_.probe_round_s <= 3600)) refuse("--probe-round", "must be within [0.1, 3600] seconds");
+  if (s_.probe_per_round < 1 || s_.probe_per_round > 10000) refuse("--probe-per-round", "must be within [1, 10000]");
+  if (!(s_.probe_timeout_s >= 0.01 && s_.probe_timeout_s <= 60)) refuse("--probe-timeout", "must be within [0.01, 60] seconds");
   prober().validate();
   if (!(s_.slo_refresh_s == 0 || (s_.slo_refresh_s >= 1 && s_.slo_refresh_s <= 86400))) {
-    bad("--slo-refresh must be 0 (off) or within [1, 86400] seconds");
+    refuse("--slo-refresh", "must be 0 (off) or within [1, 86400] seconds");
   }
-  if (!(s_.slo_window_days >= 1 && s_.slo_window_days <= 366)) bad("--slo-window must be within [1, 366] days");
-  if (!(s_.db_timeout_s >= 0.1 && s_.db_timeout_s <= 600)) bad("--db-timeout must be within [0.1, 600] seconds");
-  if (!(s_.db_connect_timeout_s >= 2 && s_.db_connect_timeout_s <= 600)) bad("--db-connect-timeout must be within [2, 600] seconds");
-  if (s_.pending_limit < 1 || s_.pending_limit > 10'000'000) bad("--pending-limit must be within [1, 10000000]");
-  if (s_.switch_workers < 1 || s_.switch_workers > 256) bad("--switch-workers must be within [1, 256]");
+  if (!(s_.slo_window_days >= 1 && s_.slo_window_days <= 366)) refuse("--slo-window", "must be within [1, 366] days");
+  if (!(s_.db_timeout_s >= 0.1 && s_.db_timeout_s <= 600)) refuse("--db-timeout", "must be within [0.1, 600] seconds");
+  if (!(s_.db_connect_timeout_s >= 2 && s_.db_connect_timeout_s <= 600)) refuse("--db-connect-timeout", "must be within [2, 600] seconds");
+  if (s_.pending_limit < 1 || s_.pending_limit > 10'000'000) refuse("--pending-limit", "must be within [1, 10000000]");
+  if (s_.switch_workers < 1 || s_.switch_workers > 256) refuse("--switch-workers", "must be within [1, 256]");
+  http_urls("--alertmanager", s_.alertmanager_urls, true);
+  http_urls("--webhook", s_.webhook_urls, false);
+  if (!s_.webhook_urls.empty() && s_.webhook_secret.empty()) {
+    throw std::invalid_argument("--webhook needs a secret: pass --webhook-secret-file FILE or set MEDIC_WEBHOOK_SECRET");
+  }
+  if (!s_.external_url.empty()) {
+    s_.external_url = http_url("--external-url", s_.external_url, true);
+  } else if (!s_.http_listen.empty()) {
+    s_.external_url = "http://" + s_.http_listen;
+  }
+  if (!(s_.alert_repeat_s >= 10 && s_.alert_repeat_s <= 3600)) refuse("--alert-repeat", "must be within [10, 3600] seconds");
+  if (!(s_.notify_retry_max_s >= 1 && s_.notify_retry_max_s <= 3600)) {
+    refuse("--notify-retry-max", "must be within [1, 3600] seconds");
+  }
+  if (!(s_.notify_timeout_s >= 0.1 && s_.notify_timeout_s <= 60)) refuse("--notify-timeout", "must be within [0.1, 60] seconds");
 }
 
 db::DbOptions DaemonConfig::db() const {

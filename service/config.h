@@ -2,7 +2,9 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/time.h"
 #include "db/deadline.h"
@@ -54,11 +56,37 @@ struct DaemonSettings {
   // The SLO figures on /metrics: refreshed this often (0: not exported), over this window.
   double slo_refresh_s = 60;
   double slo_window_days = 28;
+  // Notifications (the notifier delivers them; here they are only read and checked).
+  std::vector<std::string> alertmanager_urls;  // Alertmanager base URLs, http(s), no trailing slash
+  std::vector<std::string> webhook_urls;       // http(s) URLs notifications are POSTed to
+  std::string webhook_secret;                  // the webhooks' shared secret; required with any webhook
+  std::string external_url;                    // medicd's page as browsers reach it, for alerts' links
+                                               // (default: http://ADDR:PORT of --http; "" without it)
+  double alert_repeat_s = 60;       // open incidents are re-sent to Alertmanager this often
+  double notify_retry_max_s = 30;   // longest wait between delivery retries
+  double notify_timeout_s = 5;      // one delivery's HTTP timeout
+};
+
+// A setting DaemonConfig refuses. what() names it as the command line does
+// ("--poll-interval must be within [0.05, 3600] seconds", "--http x: expected ADDR:PORT"),
+// and flag(), value() and reason() let a config file's reader say the same of the line the
+// setting came from ("medicd.toml:3: poll-interval = 0.001: must be within ...").
+class SettingError : public std::invalid_argument {
+ public:
+  // value: the one value refused, "" when it is the setting as a whole.
+  SettingError(std::string flag, std::string value, std::string reason);
+  const std::string& flag() const { return flag_; }
+  const std::string& value() const { return value_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string flag_, value_, reason_;
 };
 
 class DaemonConfig {
  public:
-  // Throws std::invalid_argument naming the setting and the problem.
+  // Throws SettingError (or, for what no one setting is to blame for, std::invalid_argument)
+  // naming the setting and the problem.
   explicit DaemonConfig(DaemonSettings s);
 
   const DaemonSettings& settings() const { return s_; }

@@ -4,11 +4,11 @@
 
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <iostream>
 #include <thread>
 
 #include "common/asio.h"
@@ -24,6 +24,7 @@
 #include "service/api.h"
 #include "service/config.h"
 #include "service/daemon.h"
+#include "service/options.h"
 #include "telemetry/backoff.h"
 #include "telemetry/collector.h"
 #include "common/metrics.h"
@@ -56,77 +57,19 @@ std::string default_name() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"medicd: finds bad links in a RoCE fabric, drains them when capacity allows, records SLOs"};
-  service::DaemonSettings s;
-  if (const char* env = std::getenv("MEDIC_DB_URL")) s.db_url = env;
-  std::string log_level = "info";
-  app.add_option("--topology", s.topology_path, "topology JSON file")->required();
-  app.add_option("--db", s.db_url, "PostgreSQL URL (default: $MEDIC_DB_URL)");
-  app.add_option("--counter-map", s.counter_map_path, "counter name map (default: data/counter_map.json)");
-  app.add_option("--poll-interval", s.poll_interval_s, "seconds between polls of every switch");
-  app.add_option("--scrape-timeout", s.scrape_timeout_s, "seconds before a switch's answer is given up on");
-  app.add_option("--scrape-concurrency", s.scrape_concurrency, "switches scraped at once");
-  app.add_option("--detectors", s.detectors_path, "detector thresholds (default: data/detectors.json)");
-  app.add_option("--device-fault-links", s.device_fault_links,
-                 "failing links of one switch within 2 minutes that make one switch_fault incident");
-  app.add_option("--reopen-window", s.reopen_window_s, "seconds within which a closed incident's fault reopens it");
-  app.add_option("--backoff-max", s.backoff_max_s, "longest wait in seconds before retrying a failing device");
-  app.add_option("--run-for", s.run_for_s, "stop after this many seconds (0: until SIGINT/SIGTERM)");
-  app.add_flag("--dry-run", s.dry_run, "never touch a switch: record what would be drained");
-  app.add_option("--http", s.http_listen, "serve /healthz, /metrics, the repair queue page and API on ADDR:PORT");
-  std::string driver_token_file;
-  app.add_option("--driver-token", s.driver_token,
-                 "bearer token for the switches' JSON-RPC drain API (visible in ps: prefer --driver-token-file or "
-                 "$MEDIC_DRIVER_TOKEN)");
-  app.add_option("--driver-token-file", driver_token_file, "file holding the drain API's bearer token");
-  app.add_option("--driver-ca", s.driver_ca,
-                 "PEM CA bundle to verify the switches' https:// drain API with (default: the system's CAs)")
-      ->check(CLI::ExistingFile);
-  app.add_option("--capacity", s.capacity_path, "capacity floors per group kind and drain budget (default: data/capacity.json)");
-  app.add_option("--policy", s.policy_path, "remediation policy (default: data/remediation.json)");
-  app.add_option("--name", s.name, "this daemon's name in the leader row and its actions (default: HOST:PID)");
-  app.add_option("--snapshot-retention", s.snapshot_retention_days, "days snapshots are kept (0: forever)");
-  std::string api_token, api_token_file;
-  app.add_option("--api-token", api_token,
-                 "bootstrap token: acts over HTTP as the admin \"bootstrap\" (to add the first users with "
-                 "POST /api/users); people use the tokens `medic users add` prints. None: users' tokens only "
-                 "(visible in ps: prefer --api-token-file or $MEDIC_API_TOKEN)");
-  app.add_option("--api-token-file", api_token_file, "file holding the bootstrap token (see --api-token)");
-  bool no_standby = false;
-  app.add_flag("--no-standby", no_standby, "exit (status 3) instead of waiting when another medicd leads");
-  bool no_probe = false;
-  app.add_flag("--no-probe", no_probe, "no active probing (STAMP), even where the topology allows it");
-  app.add_option("--probe-rate", s.probe_rate, "STAMP probes per second over all sessions");
-  app.add_option("--probe-round", s.probe_round_s, "seconds per round (every session is probed each round)");
-  app.add_option("--probe-per-round", s.probe_per_round, "probes per session per round");
-  app.add_option("--probe-timeout", s.probe_timeout_s, "seconds after which an unanswered probe is lost");
-  app.add_option("--slo-refresh", s.slo_refresh_s, "seconds between refreshes of the SLO figures on /metrics (0: none; default 60)");
-  app.add_option("--slo-window", s.slo_window_days, "days of the trailing window of medic_slo_compliance and the budget (default 28)");
-  app.add_flag("--probe-paths-unknown", s.probe_paths_unknown,
-               "the fabric's ECMP hash is not fabric-medic's model: a path probe could have taken any path");
-  app.add_option("--db-timeout", s.db_timeout_s, "seconds one database call may take before it is given up");
-  app.add_option("--db-connect-timeout", s.db_connect_timeout_s, "seconds a database connection may take (at least 2)");
-  app.add_option("--switch-workers", s.switch_workers,
-                 "threads that call the switches' drain APIs (switches are called in parallel, one call a switch at a time)");
-  app.add_option("--pending-limit", s.pending_limit,
-                 "findings and incident updates kept while they cannot be recorded (oldest dropped first)");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
-  CLI11_PARSE(app, argc, argv);
-  s.probe = !no_probe;
-  s.standby = !no_standby;
+  // Every option is declared in service/options.cpp (shared with `medic config check`).
+  service::DaemonOptions options;
+  if (const auto status = options.parse(argc, argv, std::cout, std::cerr)) return *status;
+  service::DaemonSettings& s = options.settings();
+  std::string api_token;
   if (s.name.empty()) s.name = default_name();
-  spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::set_level(spdlog::level::from_str(options.log_level()));
   curl_global_setup();
 
   try {
-    auto driver_token = read_secret(s.driver_token, driver_token_file, "MEDIC_DRIVER_TOKEN", "--driver-token");
-    if (!driver_token.ok()) throw std::invalid_argument(driver_token.error());
-    s.driver_token = *driver_token;
-    auto api_secret = read_secret(api_token, api_token_file, "MEDIC_API_TOKEN", "--api-token");
-    if (!api_secret.ok()) throw std::invalid_argument(api_secret.error());
-    api_token = *api_secret;
-    const service::DaemonConfig config(s);
+    // The secrets read (read_secret: file, flag, environment) and every setting checked.
+    const service::DaemonConfig config = options.config();
+    api_token = options.api_token();
     const auto& settings = config.settings();
     // Every file, once, before the database or the lock is waited on.
     const service::LoadedFiles files = service::LoadedFiles::load(settings);

@@ -48,7 +48,9 @@ const std::map<std::string, std::set<std::string>>& allowed() {
 const std::map<std::string, std::set<std::string>>& exceptions() {
   static const std::map<std::string, std::set<std::string>> e = {
       // The repair queue as people see it, shared by medicd's API and `medic queue`.
-      {"cli", {"service/queue_view.h"}},
+      // medicd's options and settings, declared once, so that `medic config check` reads a
+      // config file exactly as medicd does (medic_daemon_config, not the daemon).
+      {"cli", {"service/queue_view.h", "service/options.h"}},
   };
   return e;
 }
@@ -191,6 +193,7 @@ TEST(Architecture, TheCliDoesNotLinkTheDaemon) {
   const auto& cli = closures.at("medic_cli");
   EXPECT_EQ(cli.count("medic_pipeline"), 1u);
   EXPECT_EQ(cli.count("medic_service"), 0u);
+  EXPECT_EQ(cli.count("medic_daemon_config"), 1u);
   EXPECT_EQ(closures.at("medic_service").count("medic_pipeline"), 1u);
 }
 

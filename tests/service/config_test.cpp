@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+#include <vector>
+
 namespace medic::service {
 namespace {
 
@@ -62,6 +66,79 @@ TEST(DaemonConfig, EveryBadSettingIsNamed) {
   s = good();
   s.http_listen = "localhost";
   EXPECT_EQ(error_of(s), "--http localhost: expected ADDR:PORT, e.g. 127.0.0.1:9400");
+}
+
+TEST(DaemonConfig, ASettingErrorSaysFlagValueAndReasonApart) {
+  auto s = good();
+  s.http_listen = "localhost";
+  try {
+    DaemonConfig c(s);
+    FAIL() << "a bad --http was taken";
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.flag(), "--http");
+    EXPECT_EQ(e.value(), "localhost");
+    EXPECT_EQ(e.reason(), "expected ADDR:PORT, e.g. 127.0.0.1:9400");
+  }
+  s = good();
+  s.poll_interval_s = 0;
+  try {
+    DaemonConfig c(s);
+    FAIL() << "a bad --poll-interval was taken";
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.flag(), "--poll-interval");
+    EXPECT_EQ(e.value(), "");
+    EXPECT_EQ(e.reason(), "must be within [0.05, 3600] seconds");
+  }
+}
+
+TEST(DaemonConfig, NotificationSettings) {
+  auto s = good();
+  s.alertmanager_urls = {"http://127.0.0.1:9093/", "HTTPS://am.example:9093/prefix//"};
+  s.webhook_urls = {"https://hooks.example/medic?team=fabric"};
+  s.webhook_secret = "s3cret";
+  s.http_listen = "0.0.0.0:9400";
+  const DaemonConfig c(s);
+  EXPECT_EQ(c.settings().alertmanager_urls,
+            (std::vector<std::string>{"http://127.0.0.1:9093", "HTTPS://am.example:9093/prefix"}));
+  EXPECT_EQ(c.settings().webhook_urls, std::vector<std::string>{"https://hooks.example/medic?team=fabric"});
+  EXPECT_EQ(c.settings().external_url, "http://0.0.0.0:9400");
+  EXPECT_EQ(c.settings().alert_repeat_s, 60);
+  EXPECT_EQ(c.settings().notify_retry_max_s, 30);
+  EXPECT_EQ(c.settings().notify_timeout_s, 5);
+  s.external_url = "https://medic.example/";
+  EXPECT_EQ(DaemonConfig(s).settings().external_url, "https://medic.example");
+  EXPECT_EQ(DaemonConfig(good()).settings().external_url, "");
+
+  s = good();
+  s.alertmanager_urls = {"ftp://am:9093"};
+  EXPECT_EQ(error_of(s), "--alertmanager ftp://am:9093: expected an http:// or https:// URL");
+  s.alertmanager_urls = {"http://"};
+  EXPECT_EQ(error_of(s), "--alertmanager http://: no host");
+  s.alertmanager_urls = {"http://am:9093/#x"};
+  EXPECT_EQ(error_of(s), "--alertmanager http://am:9093/#x: a base URL takes no query or fragment");
+  s.alertmanager_urls = {"http://am:9093/", "http://am:9093"};
+  EXPECT_EQ(error_of(s), "--alertmanager http://am:9093: given twice");
+  s = good();
+  s.webhook_urls = {""};
+  EXPECT_EQ(error_of(s), "--webhook \"\": expected an http:// or https:// URL");
+  s.webhook_urls = {"http://hooks example/"};
+  EXPECT_EQ(error_of(s), "--webhook http://hooks example/: a URL holds no spaces or control characters");
+  s.webhook_urls = {"https://hooks.example/medic"};
+  EXPECT_EQ(error_of(s), "--webhook needs a secret: pass --webhook-secret-file FILE or set MEDIC_WEBHOOK_SECRET");
+  s = good();
+  s.external_url = "medic.example";
+  EXPECT_EQ(error_of(s), "--external-url medic.example: expected an http:// or https:// URL");
+  s = good();
+  s.alert_repeat_s = 9;
+  EXPECT_EQ(error_of(s), "--alert-repeat must be within [10, 3600] seconds");
+  s = good();
+  s.notify_retry_max_s = 0.5;
+  EXPECT_EQ(error_of(s), "--notify-retry-max must be within [1, 3600] seconds");
+  s = good();
+  s.notify_timeout_s = 61;
+  EXPECT_EQ(error_of(s), "--notify-timeout must be within [0.1, 60] seconds");
+  s.notify_timeout_s = std::nan("");
+  EXPECT_EQ(error_of(s), "--notify-timeout must be within [0.1, 60] seconds");
 }
 
 }  // namespace

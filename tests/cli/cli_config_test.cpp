@@ -1,0 +1,92 @@
+// `medic config check FILE`: medicd's config file checked as medicd checks it at start-up
+// (keys, values, settings, every file it names), without a database; the same messages as
+// medicd for every bad file.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tests/cli/cli_fixture.h"
+#include "tests/service/bad_configs.h"
+#include "tests/support/testing.h"
+
+namespace medic::cli {
+namespace {
+
+class CliConfig : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Ran r = medic({"fabric", "gen", "demo"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    testing::write_file(dir.file("demo.json"), r.out);
+    ::setenv("MEDIC_DB_URL", "postgresql://nobody@127.0.0.1:1/none", 1);  // named, never connected to
+  }
+  std::string config(const std::string& name, const std::string& text) {
+    const std::string file = dir.file(name);
+    testing::write_file(file, testing::expand(text, dir.path(), file));
+    return file;
+  }
+
+  ScopedUnset db_env{"MEDIC_DB_URL"};
+  ScopedUnset secret_env{"MEDIC_WEBHOOK_SECRET"};
+  testing::TempDir dir;
+};
+
+TEST_F(CliConfig, AGoodFileSaysOKWithItsCounts) {
+  const std::string file = config("medicd.toml", R"(topology = "{DIR}/demo.json"
+poll-interval = 2
+alertmanager = ["http://127.0.0.1:9093"]
+dry-run = true
+)");
+  const Ran r = medic({"config", "check", file});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, file + ": OK: 4 settings; topology " + dir.file("demo.json") + ": 28 devices, 80 links\n");
+}
+
+TEST_F(CliConfig, EveryBadFileGetsMedicdsMessage) {
+  for (const testing::BadConfig& c : testing::bad_configs()) {
+    if (!c.flags.empty()) continue;  // medicd's flags: the check takes the file alone
+    const std::string file = dir.file(c.name + ".toml");
+    if (!c.file.empty()) testing::write_file(file, testing::expand(c.file, dir.path(), file));
+    const Ran r = medic({"config", "check", file});
+    EXPECT_EQ(r.code, 2) << c.name << ": " << r.err;
+    EXPECT_EQ(r.err, "medic: " + testing::expand(c.message, dir.path(), file) + "\n") << c.name;
+    EXPECT_EQ(r.out, "") << c.name;
+  }
+}
+
+TEST_F(CliConfig, WithoutADatabaseItSaysWhatMedicdSays) {
+  ::unsetenv("MEDIC_DB_URL");
+  const std::string file = config("medicd.toml", "topology = \"{DIR}/demo.json\"\n");
+  const Ran r = medic({"config", "check", file});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "medic: no database: pass --db URL or set MEDIC_DB_URL\n");
+}
+
+TEST_F(CliConfig, EveryFileItNamesIsLoaded) {
+  testing::write_file(dir.file("bad-detectors.json"), R"({"version": 2})");
+  const std::string file =
+      config("medicd.toml", "topology = \"{DIR}/demo.json\"\ndetectors = \"{DIR}/bad-detectors.json\"\n");
+  const Ran r = medic({"config", "check", file});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "medic: " + dir.file("bad-detectors.json") + ": $.version: unsupported version 2 (this build reads version 1)\n");
+}
+
+TEST_F(CliConfig, RealBinaryExitStatus) {
+  const std::string good = config("good.toml", "topology = \"{DIR}/demo.json\"\n");
+  const std::string env = "MEDIC_DB_URL=postgresql://nobody@127.0.0.1:1/none";
+  auto [status, output] = testing::run_command(MEDIC_CLI_BIN, {"config", "check", good}, std::chrono::seconds(60), {env});
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_EQ(output, good + ": OK: 1 setting; topology " + dir.file("demo.json") + ": 28 devices, 80 links\n");
+  const std::string bad = config("bad.toml", "topology = \"{DIR}/demo.json\"\npol-interval = 1\n");
+  auto [bad_status, bad_output] =
+      testing::run_command(MEDIC_CLI_BIN, {"config", "check", bad}, std::chrono::seconds(60), {env});
+  EXPECT_EQ(bad_status, 2);
+  EXPECT_EQ(bad_output, "medic: " + bad + ":2: unknown key \"pol-interval\" (did you mean \"poll-interval\"?)\n");
+}
+
+}  // namespace
+}  // namespace medic::cli
