@@ -30,6 +30,7 @@
 #include "common/metrics.h"
 #include "service/signals.h"
 #include "service/slo_metrics.h"
+#include "service/notifier.h"
 #include "remediation/workflow.h"
 #include "remediation/capacity.h"
 #include "remediation/actions.h"
@@ -224,6 +225,27 @@ int main(int argc, char** argv) {
       }
     }};
 
+    // Telling people: the outbox delivered to Alertmanager and the webhooks, on a thread
+    // and a connection of their own, by the leader only.
+    std::string external_url = settings.external_url;
+    if (http && external_url == "http://" + settings.http_listen) {
+      // Derived from --http: the port it is bound to (--http ADDR:0 binds any).
+      external_url = "http://" + http->address() + ":" + std::to_string(http->port());
+    }
+    service::NotifierOptions nopt;
+    nopt.db_url = settings.db_url;
+    nopt.db = api_db;
+    nopt.alertmanager_urls = settings.alertmanager_urls;
+    nopt.webhook_urls = settings.webhook_urls;
+    nopt.webhook_secret = settings.webhook_secret;
+    nopt.external_url = external_url;
+    nopt.repeat_s = settings.alert_repeat_s;
+    nopt.retry_max_s = settings.notify_retry_max_s;
+    nopt.timeout_s = settings.notify_timeout_s;
+    service::Notifier notifier(registry, nopt, clock,
+                               [&leadership] { return leadership.state().role == service::Role::leader; });
+    notifier.start();
+
     asio::io_context io;
     asio::steady_timer timer(io);
     const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -254,6 +276,7 @@ int main(int argc, char** argv) {
     });
     io.run();
     http_stopper.stop();
+    notifier.stop();
     leadership.stop();
     const auto& m = daemon.metrics();
     const auto& w = workflow.metrics();

@@ -7,7 +7,8 @@ Run by tests/browser/browser_test.cpp against medicd on fabsim with a real Postg
 
 An operator signs in, sees the waiting incident in the queue, opens its page (timeline,
 evidence, snapshot diff, what-if, runbook), approves it with a reason, and sees the drain
-happen; a viewer sees no action button, reads the SLO report at /slo, and a POST forged with
+happen; a viewer who follows an alert's link to the incident's page signed out is asked for
+the token and then shown that incident; a viewer sees no action button, reads the SLO report at /slo, and a POST forged with
 the viewer's token is refused.
 No page may log a console error. Screenshots of the queue and of the incident's page go to
 SCREENSHOT_DIR. Exits 0 when every check held; otherwise prints what failed and exits 1.
@@ -114,9 +115,17 @@ try:
     errors = console_errors(d)
     check(not errors, "the operator's pages logged no console error: %s" % errors)
 
-    # ---- the viewer ----
+    # ---- the viewer, arriving from an alert ----
+    # An alert's runbook_url is the incident's page: followed signed out, it asks for the
+    # token and then shows that incident, not the queue.
     d.find_element(By.ID, "sign-out").click()
-    sign_in(d, viewer_token)
+    d.get(url + "/incidents/" + incident)
+    WebDriverWait(d, 20).until(ec.visibility_of_element_located((By.ID, "token")))
+    d.find_element(By.ID, "token").send_keys(viewer_token)
+    d.find_element(By.CSS_SELECTOR, "#login-form button[type=submit]").click()
+    WebDriverWait(d, 20).until(ec.presence_of_element_located((By.ID, "runbook")))
+    check("Incident " + incident in d.find_element(By.TAG_NAME, "main").text,
+          "an alert's link opened signed out asks for the token, then shows the incident")
     check(d.find_element(By.ID, "me-role").text == "viewer", "signed in as a viewer")
     d.get(url + "/incidents/" + incident)
     WebDriverWait(d, 20).until(ec.presence_of_element_located((By.ID, "runbook")))
