@@ -75,8 +75,11 @@ bool Notifier::connect() {
 }
 
 void Notifier::pass() {
-  if (receivers_.empty() || !leading_()) {
-    receivers_written_ = false;  // written again when this medicd leads (again)
+  if (receivers_.empty()) return;
+  if (!leading_()) {
+    // Written again, and every open incident repeated at once, when it leads (again).
+    receivers_written_ = false;
+    for (auto& r : receivers_) r->next_repeat = {};
     return;
   }
   if (!connect()) return;
@@ -128,7 +131,11 @@ bool Notifier::post(Receiver& r, const std::string& body, int64_t event_id, std:
   permanent = false;
   const auto res = http_.post(r.url, body, "application/json", opt);
   if (!res.ok()) {
+    // The client's error names the URL: never with a password in it (logs, the outbox).
     error = res.error();
+    for (size_t at = error.find(r.url); at != std::string::npos; at = error.find(r.url, at + 1)) {
+      error.replace(at, r.url.size(), db::redact_url(r.url));
+    }
     return false;
   }
   if (res->status >= 200 && res->status < 300) return true;

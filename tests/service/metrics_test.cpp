@@ -9,6 +9,8 @@
 #include "common/metrics.h"
 #include "remediation/workflow.h"
 #include "service/daemon.h"
+#include "service/notifier.h"
+#include "service/slo_metrics.h"
 #include "tests/support/testing.h"
 
 namespace medic::service {
@@ -20,6 +22,13 @@ TEST(Metrics, EveryMetricMedicdDeclaresPassesPromtool) {
   metrics::Registry registry;
   DaemonMetrics daemon(registry);
   remediation::WorkflowMetrics workflow(registry);
+  // The threads' own metrics (built without touching a database).
+  SystemClock clock;
+  SloMetrics slo(registry, SloMetricsOptions{}, clock);
+  NotifierOptions no;
+  no.alertmanager_urls = {"http://127.0.0.1:9093"};
+  no.webhook_urls = {"http://127.0.0.1:8080/hook"};
+  Notifier notifier(registry, no, clock, [] { return false; });
   ++daemon.cycles;
   daemon.poll_cycle_seconds.observe(0.012);
   workflow.fault_to_drain_seconds.observe(4.5);
@@ -30,6 +39,7 @@ TEST(Metrics, EveryMetricMedicdDeclaresPassesPromtool) {
   EXPECT_THAT(text, HasSubstr("medic_fault_to_drain_seconds_count 1"));
   EXPECT_EQ(testing::metric_value(text, "medic_cycles_total"), 1);
   EXPECT_EQ(testing::metric_value(text, "medic_role"), 1);
+  EXPECT_EQ(testing::metric_value(text, "medic_notify_pending{receiver=\"webhook http://127.0.0.1:8080/hook\"}"), 0);
   // Declared once: asking the registry again for the same name gives the same metric.
   metrics::Counter again = registry.counter("medic_cycles_total", "Poll cycles run.");
   ++again;

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "db/incident_store.h"
 #include "db/inventory_store.h"
 #include "fabric/generator.h"
+#include "tests/support/tcp_proxy.h"
 #include "tests/support/testing.h"
 
 namespace medic::service {
@@ -260,6 +262,81 @@ TEST(Notifier, ALostDatabaseIsSurvivedAndNothingIsSent) {
   n->pass();
   EXPECT_GE(f.metric("medic_notify_db_errors_total"), 2);
   EXPECT_TRUE(hook.requests().empty());
+}
+
+TEST(Notifier, WhatAStoppedMedicdOwedIsDeliveredByTheNextInOrder) {
+  Fixture f;
+  Receiver hook;
+  std::atomic<bool> down{true};
+  hook.answer([&](const HttpRequest&) { return down ? 503u : 200u; });
+  auto o = f.options();
+  o.webhook_urls = {hook.url()};
+  auto first = f.notifier(o);
+  first->pass();
+  const int64_t a = f.flap("rtsw0001:eth5");
+  f.set(a, triage::IncidentState::pending_approval);
+  ASSERT_TRUE(pass_until(*first, [&] { return !hook.requests().empty(); }));
+  first.reset();  // medicd stops (or dies) owing both events
+  EXPECT_EQ(f.tdb.scalar("SELECT count(*) FROM notify_outbox WHERE delivered_at IS NULL"), "2");
+  down = false;
+  auto next = f.notifier(o);
+  ASSERT_TRUE(pass_until(*next, [&] { return f.tdb.scalar("SELECT count(*) FROM notify_outbox WHERE delivered_at IS NULL") == "0"; }));
+  std::vector<std::string> delivered;
+  for (const auto& r : hook.requests()) {
+    if (r.body.find("\"event_id\"") != std::string::npos) delivered.push_back(r.headers.at("x-medic-event-id"));
+  }
+  const auto ids = f.tdb.column("SELECT id FROM notify_outbox ORDER BY id");
+  // Every attempt went to the first event until it was taken; then the second, once.
+  ASSERT_GE(delivered.size(), 3u);
+  EXPECT_EQ(delivered.back(), ids[1]);
+  EXPECT_EQ(std::count(delivered.begin(), delivered.end(), ids[1]), 1);
+}
+
+TEST(Notifier, ADeliveryItCouldNotRecordIsRecordedBeforeAnythingIsSentAgain) {
+  Fixture f;
+  Receiver hook;
+  // The notifier's database connection goes through a proxy the receiver hangs the moment
+  // it takes the first event: the delivery cannot be recorded.
+  const auto [host, port] = testing::TcpProxy::url_host_port(f.tdb.url());
+  testing::TcpProxy proxy(host, port);
+  std::atomic<int> taken{0};
+  hook.answer([&](const HttpRequest&) {
+    if (taken++ == 0) proxy.pause();
+    return 200u;
+  });
+  auto o = f.options();
+  o.webhook_urls = {hook.url()};
+  o.db_url = testing::TcpProxy::rewrite_url(f.tdb.url(), proxy.port());
+  o.db.call_timeout_s = 1;
+  o.db.connect_timeout_s = 2;
+  auto n = f.notifier(o);
+  n->pass();
+  f.flap("rtsw0001:eth5");
+  f.flap("rtsw0002:eth5");
+  ASSERT_TRUE(pass_until(*n, [&] { return taken > 0; }));
+  for (int i = 0; i < 3; ++i) n->pass();  // the database does not answer: nothing more is sent
+  EXPECT_EQ(taken.load(), 1);
+  EXPECT_EQ(f.tdb.scalar("SELECT count(*) FROM notify_outbox WHERE delivered_at IS NULL"), "2");
+  proxy.resume();
+  proxy.cut();
+  ASSERT_TRUE(pass_until(*n, [&] { return f.tdb.scalar("SELECT count(*) FROM notify_outbox WHERE delivered_at IS NULL") == "0"; }));
+  EXPECT_EQ(taken.load(), 2) << "the first event, delivered while the database was away, is not sent twice";
+  EXPECT_GE(f.metric("medic_notify_db_errors_total"), 1);
+}
+
+TEST(Notifier, AReceiversPasswordIsNeverInTheOutboxOrTheMetrics) {
+  Fixture f;
+  auto o = f.options();
+  o.webhook_urls = {"http://medic:s3cret-pw@127.0.0.1:1/hook"};  // nothing listens on port 1
+  auto n = f.notifier(o);
+  n->pass();
+  f.flap("rtsw0001:eth5");
+  ASSERT_TRUE(pass_until(*n, [&] { return f.tdb.scalar("SELECT count(*) FROM notify_outbox WHERE last_error IS NOT NULL") != "0"; }));
+  const std::string error = f.tdb.scalar("SELECT last_error FROM notify_outbox");
+  EXPECT_THAT(error, Not(HasSubstr("s3cret-pw")));
+  EXPECT_THAT(error, HasSubstr("127.0.0.1"));
+  EXPECT_EQ(f.tdb.scalar("SELECT count(*) FROM notify_receivers WHERE name LIKE '%s3cret-pw%'"), "0");
+  EXPECT_THAT(f.registry.render(), Not(HasSubstr("s3cret-pw")));
 }
 
 TEST(Notifier, ReceiverNamesCarryNoCredentials) {
