@@ -73,7 +73,8 @@ Result<std::vector<NotifyEvent>> NotifyStore::due(const std::string& receiver, i
     pqxx::nontransaction n(pq.c);
     const auto r = n.exec_params(std::string("SELECT o.id, o.receiver, o.event, o.state, o.severity, "
                                              "coalesce(o.old_severity, ''), " MEDIC_US("o.created_at") ", o.attempts, ") +
-                                     kIncidentColumns + "FROM notify_outbox o JOIN incidents i ON i.id = o.incident_id " + kIncidentJoins +
+                                     kIncidentColumns + ", o.summary, coalesce(o.blocked_reason, ''), " +
+                                     MEDIC_US("o.ended_at") " " + "FROM notify_outbox o JOIN incidents i ON i.id = o.incident_id " + kIncidentJoins +
                                      "WHERE o.receiver = $1 AND o.delivered_at IS NULL AND o.failed_at IS NULL "
                                      "ORDER BY o.id LIMIT $2",
                                  receiver, std::max(1, limit));
@@ -90,6 +91,10 @@ Result<std::vector<NotifyEvent>> NotifyStore::due(const std::string& receiver, i
       e.at = read_time(row[6]).value_or(Time{});
       e.attempts = row[7].as<int>();
       read_incident(row, 8, e);
+      // The incident as it was at the change, not as it is now.
+      e.summary = read_text(row[19]);
+      e.blocked_reason = read_text(row[20]);
+      e.ended_at = read_time(row[21]);
       out.push_back(std::move(e));
     }
     return out;

@@ -21,8 +21,23 @@ namespace {
 
 // An http:// or https:// URL without its trailing slashes. A base URL (an Alertmanager's,
 // medicd's own) has paths appended to it, so it takes no query or fragment.
+// A URL as an error may show it: a password in it (user:password@) as ***.
+std::string shown_url(const std::string& url) {
+  if (url.empty()) return "\"\"";
+  std::string out = url;
+  const size_t scheme = out.find("://");
+  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t end = std::min(out.find_first_of("/?#", start), out.size());
+  const size_t at = out.rfind('@', end);
+  if (at != std::string::npos && at >= start && at < end) {
+    const size_t colon = out.find(':', start);
+    if (colon < at) out.replace(colon + 1, at - colon - 1, "***");
+  }
+  return escape_text(out, 200);
+}
+
 std::string http_url(const std::string& flag, const std::string& url, bool base) {
-  const std::string shown = url.empty() ? "\"\"" : escape_text(url, 200);
+  const std::string shown = shown_url(url);
   const std::string lower = ascii_lower(url);
   const size_t scheme = lower.rfind("http://", 0) == 0 ? 7 : lower.rfind("https://", 0) == 0 ? 8 : 0;
   if (scheme == 0) throw SettingError(flag, shown, "expected an http:// or https:// URL");
@@ -45,7 +60,7 @@ void http_urls(const std::string& flag, std::vector<std::string>& urls, bool bas
   for (size_t i = 0; i < urls.size(); ++i) {
     urls[i] = http_url(flag, urls[i], base);
     for (size_t j = 0; j < i; ++j) {
-      if (urls[j] == urls[i]) throw SettingError(flag, escape_text(urls[i], 200), "given twice");
+      if (urls[j] == urls[i]) throw SettingError(flag, shown_url(urls[i]), "given twice");
     }
   }
 }

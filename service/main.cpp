@@ -229,8 +229,20 @@ int main(int argc, char** argv) {
     // and a connection of their own, by the leader only.
     std::string external_url = settings.external_url;
     if (http && external_url == "http://" + settings.http_listen) {
-      // Derived from --http: the port it is bound to (--http ADDR:0 binds any).
-      external_url = "http://" + http->address() + ":" + std::to_string(http->port());
+      // Derived from --http: the port it is bound to (--http ADDR:0 binds any); a wildcard
+      // address is no place to browse to, this host's name is; an IPv6 address in brackets.
+      std::string host = http->address();
+      if (host == "0.0.0.0" || host == "::") {
+        char name[256] = {0};
+        host = ::gethostname(name, sizeof(name) - 1) == 0 && name[0] != 0 ? name : "localhost";
+      } else if (host.find(':') != std::string::npos) {
+        host = "[" + host + "]";
+      }
+      external_url = "http://" + host + ":" + std::to_string(http->port());
+      if (!settings.alertmanager_urls.empty() || !settings.webhook_urls.empty()) {
+        spdlog::info("no --external-url: alerts link to {} (set --external-url to the address people's browsers reach)",
+                     external_url);
+      }
     }
     service::NotifierOptions nopt;
     nopt.db_url = settings.db_url;

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 
 #include "common/strings.h"
 #include "common/token.h"
@@ -21,12 +23,55 @@ Steady::duration seconds_of(double s) {
 // Statuses that say the bytes themselves are wrong: sending them again cannot help.
 bool refuses_for_good(long status) { return status == 400 || status == 413 || status == 422; }
 
+// "https://user:pw@hooks.example.net/services/T0/B0/XYZ?x=1" -> "https://hooks.example.net #1a2b3c4d"
+std::string receiver_name(const std::string& kind, const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t end = std::min(url.find_first_of("/?#", start), url.size());
+  std::string authority = url.substr(start, end - start);
+  const size_t at = authority.rfind('@');
+  const bool credentials = at != std::string::npos;
+  if (credentials) authority = authority.substr(at + 1);
+  std::string name = kind + " " + url.substr(0, start) + authority;
+  if (credentials || end < url.size()) {
+    static const char* kHex = "0123456789abcdef";
+    const std::string digest = token_hash("", url);
+    name += " #";
+    for (size_t i = 0; i < 4; ++i) {
+      name += kHex[static_cast<unsigned char>(digest[i]) >> 4];
+      name += kHex[static_cast<unsigned char>(digest[i]) & 15];
+    }
+  }
+  return name;
+}
+
 }  // namespace
+
+struct Notifier::Receiver {
+  db::NotifyReceiver id;
+  std::string url;  // where to POST
+  bool alertmanager = false;
+  std::unique_ptr<db::Connection> conn;  // its own, connected on first use
+  HttpClient http;
+  double backoff_s = 0;
+  Steady::time_point retry_at{}, next_repeat{}, next_status{}, next_prune{};
+  size_t batch = 1;                 // events per POST now: halved while a batch is refused
+  std::vector<int64_t> unrecorded;  // delivered, not yet recorded as delivered
+  bool leading = false;             // at its last pass
+  std::unique_ptr<metrics::Counter> delivered, failed, refused, repeats;
+  std::unique_ptr<metrics::Gauge> pending, oldest_pending_s;
+  Periodic thread;
+};
 
 std::vector<db::NotifyReceiver> notify_receivers(const NotifierOptions& o) {
   std::vector<db::NotifyReceiver> out;
-  for (const auto& u : o.alertmanager_urls) out.push_back({"alertmanager " + db::redact_url(u), "alertmanager"});
-  for (const auto& u : o.webhook_urls) out.push_back({"webhook " + db::redact_url(u), "webhook"});
+  std::set<std::string> seen;
+  auto add = [&](const std::string& kind, const std::string& url) {
+    db::NotifyReceiver r{receiver_name(kind, url), kind};
+    if (seen.insert(r.name).second) out.push_back(std::move(r));
+  };
+  for (const auto& u : o.alertmanager_urls) add("alertmanager", u);
+  for (const auto& u : o.webhook_urls) add("webhook", u);
   return out;
 }
 
@@ -35,86 +80,106 @@ Notifier::Notifier(metrics::Registry& r, NotifierOptions options, const Clock& c
       clock_(clock),
       leading_(std::move(leading)),
       db_errors_(r.counter("medic_notify_db_errors_total", "Notifier database calls that failed (it tries again next pass).")) {
-  const auto ids = notify_receivers(o_);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const bool am = ids[i].kind == "alertmanager";
-    const std::string& url = am ? o_.alertmanager_urls[i] : o_.webhook_urls[i - o_.alertmanager_urls.size()];
-    const metrics::Labels l = {{"receiver", ids[i].name}};
-    receivers_.push_back(std::make_unique<Receiver>(Receiver{
-        ids[i], am ? url + "/api/v2/alerts" : url, am, 0, {}, {}, {},
-        r.counter("medic_notify_delivered_total", "Notifications a receiver accepted (one per outbox event).", l),
-        r.counter("medic_notify_failed_total", "Deliveries that failed and wait to be retried (per attempt).", l),
-        r.counter("medic_notify_refused_total", "Outbox events a receiver refused for good (400, 413, 422): not retried.", l),
-        r.counter("medic_notify_repeats_total", "Open incidents re-sent to Alertmanager.", l),
-        r.gauge("medic_notify_pending", "Outbox events owed to a receiver.", l),
-        r.gauge("medic_notify_oldest_pending_seconds", "Age of the oldest outbox event owed to a receiver (0: none).", l)}));
-  }
+  std::set<std::string> seen;
+  auto add = [&](const std::string& kind, const std::string& url) {
+    auto rec = std::make_unique<Receiver>();
+    rec->id = {receiver_name(kind, url), kind};
+    if (!seen.insert(rec->id.name).second) return;
+    rec->alertmanager = kind == "alertmanager";
+    rec->url = rec->alertmanager ? url + "/api/v2/alerts" : url;
+    rec->batch = rec->alertmanager ? static_cast<size_t>(std::max(1, o_.batch)) : 1;
+    const metrics::Labels l = {{"receiver", rec->id.name}};
+    auto counter = [&](const char* name, const char* help) { return std::make_unique<metrics::Counter>(r.counter(name, help, l)); };
+    auto gauge = [&](const char* name, const char* help) { return std::make_unique<metrics::Gauge>(r.gauge(name, help, l)); };
+    rec->delivered = counter("medic_notify_delivered_total", "Notifications a receiver accepted (one per outbox event).");
+    rec->failed = counter("medic_notify_failed_total", "Deliveries that failed and wait to be retried (per attempt).");
+    rec->refused = counter("medic_notify_refused_total", "Outbox events a receiver refused for good (400, 413, 422): not retried.");
+    rec->repeats = counter("medic_notify_repeats_total", "Open incidents re-sent to Alertmanager.");
+    rec->pending = gauge("medic_notify_pending", "Outbox events owed to a receiver (0 while this medicd does not lead).");
+    rec->oldest_pending_s = gauge("medic_notify_oldest_pending_seconds",
+                                  "Age of the oldest outbox event owed to a receiver (0: none, or this medicd does not lead).");
+    receivers_.push_back(std::move(rec));
+  };
+  for (const auto& u : o_.alertmanager_urls) add("alertmanager", u);
+  for (const auto& u : o_.webhook_urls) add("webhook", u);
+  if (receivers_.empty()) none_ = std::make_unique<Receiver>();
 }
 
 Notifier::~Notifier() { stop(); }
 
 void Notifier::start() {
-  if (receivers_.empty()) return;
-  thread_.start(o_.tick_s, [this] {
-    pass();
-  });
+  stopping_ = false;
+  for (auto& r : receivers_) {
+    Receiver* rec = r.get();
+    rec->thread.start(o_.tick_s, [this, rec] { serve(*rec); });
+  }
+  if (none_) none_->thread.start(std::max(o_.tick_s, 5.0), [this] { ready(*none_); });
 }
 
-void Notifier::stop() { thread_.stop(); }
-
-bool Notifier::connect() {
-  if (conn_) return true;
-  try {
-    conn_ = std::make_unique<db::Connection>(o_.db_url, o_.db);
-    return true;
-  } catch (const std::exception& e) {
-    ++db_errors_;
-    spdlog::warn("notifier: {}", e.what());
-    return false;
-  }
+void Notifier::stop() {
+  stopping_ = true;
+  for (auto& r : receivers_) r->thread.stop();
+  if (none_) none_->thread.stop();
 }
 
 void Notifier::pass() {
-  if (receivers_.empty()) return;
-  if (!leading_()) {
-    // Written again, and every open incident repeated at once, when it leads (again).
-    receivers_written_ = false;
-    for (auto& r : receivers_) r->next_repeat = {};
-    return;
-  }
-  if (!connect()) return;
-  db::NotifyStore store(*conn_);
-  if (!receivers_written_) {
-    std::vector<db::NotifyReceiver> ids;
-    for (const auto& r : receivers_) ids.push_back(r->id);
-    if (auto s = store.set_receivers(ids); !s.ok()) {
-      ++db_errors_;
-      spdlog::warn("notifier: {}", s.error());
-      return;
+  if (none_) ready(*none_);
+  for (auto& r : receivers_) serve(*r);
+}
+
+// Whether `r` may deliver now: this medicd leads, r's connection is up, and the receivers
+// the outbox writes rows for are the ones configured.
+bool Notifier::ready(Receiver& r) {
+  const bool leading = leading_();
+  if (!leading) {
+    if (r.leading) {
+      // Not leading (any more): another medicd delivers. Written again, and every open
+      // incident repeated at once, when this one leads again.
+      std::lock_guard lock(write_mu_);
+      receivers_written_ = false;
     }
-    receivers_written_ = true;
+    r.leading = false;
+    r.next_repeat = {};
+    if (r.pending) {
+      r.pending->set(0);
+      r.oldest_pending_s->set(0);
+    }
+    return false;
+  }
+  r.leading = true;
+  if (!r.conn) {
+    try {
+      r.conn = std::make_unique<db::Connection>(o_.db_url, o_.db);
+    } catch (const std::exception& e) {
+      ++db_errors_;
+      spdlog::warn("notifier: {}", e.what());
+      return false;
+    }
+  }
+  return write_receivers(*r.conn);
+}
+
+bool Notifier::write_receivers(db::Connection& c) {
+  std::lock_guard lock(write_mu_);
+  if (receivers_written_) return true;
+  std::vector<db::NotifyReceiver> ids;
+  for (const auto& r : receivers_) ids.push_back(r->id);
+  if (auto s = db::NotifyStore(c).set_receivers(ids); !s.ok()) {
+    ++db_errors_;
+    spdlog::warn("notifier: {}", s.error());
+    return false;
+  }
+  receivers_written_ = true;
+  if (!ids.empty()) {
     spdlog::info("notifier: delivering to {} receiver(s){}", ids.size(),
-                 o_.external_url.empty() ? "; no --external-url: alerts carry no link to the incident's page" : "");
+                 o_.external_url.empty() ? "; no --external-url: alerts carry no link to the incident's page"
+                                         : "; alerts link to " + o_.external_url + "/incidents/ID");
   }
-  for (auto& r : receivers_) serve(*r, store);
-  const auto now = Steady::now();
-  if (now >= next_status_) {
-    next_status_ = now + std::chrono::seconds(10);
-    refresh_status(store);
-  }
-  if (now >= next_prune_) {
-    next_prune_ = now + std::chrono::hours(1);
-    const auto pruned = store.prune(clock_.now() - from_seconds(o_.keep_days * 86400));
-    if (!pruned.ok()) {
-      ++db_errors_;
-    } else if (*pruned > 0) {
-      spdlog::info("notifier: {} delivered notifications older than {} days deleted", *pruned, o_.keep_days);
-    }
-  }
+  return true;
 }
 
 void Notifier::failing(Receiver& r, const std::string& error) {
-  ++r.failed;
+  ++*r.failed;
   r.backoff_s = r.backoff_s == 0 ? 1 : std::min(o_.retry_max_s, r.backoff_s * 2);
   r.retry_at = Steady::now() + seconds_of(r.backoff_s);
   spdlog::warn("notifier: {}: {}; retrying in {} s", r.id.name, error, format_number(r.backoff_s));
@@ -129,25 +194,32 @@ bool Notifier::post(Receiver& r, const std::string& body, int64_t event_id, std:
     opt.headers.emplace_back("X-Medic-Signature", hmac_sha256_signature(o_.webhook_secret, body));
   }
   permanent = false;
-  const auto res = http_.post(r.url, body, "application/json", opt);
+  const auto res = r.http.post(r.url, body, "application/json", opt);
   if (!res.ok()) {
-    // The client's error names the URL: never with a password in it (logs, the outbox).
+    // The client's error names the URL: never with what it may hold (logs, the outbox).
     error = res.error();
     for (size_t at = error.find(r.url); at != std::string::npos; at = error.find(r.url, at + 1)) {
-      error.replace(at, r.url.size(), db::redact_url(r.url));
+      error.replace(at, r.url.size(), r.id.name);
     }
     return false;
   }
   if (res->status >= 200 && res->status < 300) return true;
   permanent = refuses_for_good(res->status);
   std::string said = res->body.substr(0, 200);
-  while (!said.empty() && (said.back() == '\n' || said.back() == '\r')) said.pop_back();
+  while (!said.empty() && std::isspace(static_cast<unsigned char>(said.back()))) said.pop_back();
+  said = escape_text(said);
   error = "HTTP " + std::to_string(res->status) + (said.empty() ? "" : ": " + said);
   return false;
 }
 
-void Notifier::serve(Receiver& r, db::NotifyStore& store) {
-  if (Steady::now() < r.retry_at) return;
+void Notifier::serve(Receiver& r) {
+  const bool leading = ready(r);
+  if (r.conn) {
+    db::NotifyStore store(*r.conn);
+    refresh_status(r, store, leading);
+  }
+  if (!leading || Steady::now() < r.retry_at) return;
+  db::NotifyStore store(*r.conn);
   const Time now = clock_.now();
   // A delivery not yet recorded is recorded before anything is sent (nothing twice).
   if (!r.unrecorded.empty()) {
@@ -157,24 +229,23 @@ void Notifier::serve(Receiver& r, db::NotifyStore& store) {
     }
     r.unrecorded.clear();
   }
+  const size_t full = r.alertmanager ? static_cast<size_t>(std::max(1, o_.batch)) : 20;
   bool backlog = false;
   for (int round = 0; round < 10; ++round) {
-    auto due = store.due(r.id.name, r.alertmanager ? o_.batch : std::min(o_.batch, 20));
+    auto due = store.due(r.id.name, static_cast<int>(full));
     if (!due.ok()) {
       ++db_errors_;
       spdlog::warn("notifier: {}", due.error());
       return;
     }
     if (due->empty()) break;
-    backlog = static_cast<int>(due->size()) == (r.alertmanager ? o_.batch : std::min(o_.batch, 20));
+    backlog = due->size() == full;
     // Alertmanager takes a batch in one POST; a webhook gets one signed POST per event.
-    std::vector<std::vector<db::NotifyEvent>> sends;
-    if (r.alertmanager) {
-      sends.push_back(std::move(*due));
-    } else {
-      for (auto& e : *due) sends.push_back({std::move(e)});
-    }
-    for (const auto& batch : sends) {
+    for (size_t i = 0; i < due->size();) {
+      if (stopping_ || !leading_()) return;  // another medicd may deliver from here on
+      const size_t n = std::min(r.batch, due->size() - i);
+      const std::vector<db::NotifyEvent> batch(due->begin() + static_cast<std::ptrdiff_t>(i),
+                                               due->begin() + static_cast<std::ptrdiff_t>(i + n));
       std::vector<int64_t> ids;
       for (const auto& e : batch) ids.push_back(e.id);
       const std::string body =
@@ -184,21 +255,29 @@ void Notifier::serve(Receiver& r, db::NotifyStore& store) {
       bool permanent = false;
       if (post(r, body, ids.front(), error, permanent)) {
         r.backoff_s = 0;
-        r.delivered += static_cast<double>(ids.size());
+        if (r.alertmanager) r.batch = std::min(full, r.batch * 2);  // back to whole batches
+        *r.delivered += static_cast<double>(ids.size());
         if (auto s = store.delivered(ids, clock_.now()); !s.ok()) {
           ++db_errors_;
           r.unrecorded = ids;
           return;
         }
+        i += n;
+        continue;
+      }
+      if (permanent && n > 1) {
+        // Which of them? Halves, until the one it refuses is alone.
+        r.batch = std::max<size_t>(1, n / 2);
         continue;
       }
       if (permanent) {
-        r.refused += static_cast<double>(ids.size());
-        spdlog::error("notifier: {} refused event(s) {}..{} for good: {}", r.id.name, ids.front(), ids.back(), error);
+        ++*r.refused;
+        spdlog::error("notifier: {} refused event {} for good: {}", r.id.name, ids.front(), error);
         if (auto s = store.attempt_failed(ids, error, true, clock_.now()); !s.ok()) {
           ++db_errors_;
           return;
         }
+        i += n;
         continue;
       }
       if (auto s = store.attempt_failed({ids.front()}, error, false, clock_.now()); !s.ok()) ++db_errors_;
@@ -214,34 +293,50 @@ void Notifier::serve(Receiver& r, db::NotifyStore& store) {
     ++db_errors_;
     return;
   }
-  for (size_t i = 0; i < open->size(); i += 500) {
+  for (size_t i = 0; i < open->size();) {
+    if (stopping_ || !leading_()) return;
+    const size_t n = std::min(std::max<size_t>(r.batch, 1) * 5, open->size() - i);
     const std::vector<db::NotifyEvent> chunk(open->begin() + static_cast<std::ptrdiff_t>(i),
-                                             open->begin() + static_cast<std::ptrdiff_t>(std::min(open->size(), i + 500)));
+                                             open->begin() + static_cast<std::ptrdiff_t>(i + n));
     std::string error;
     bool permanent = false;
     if (!post(r, alertmanager_body(chunk, o_.external_url, clock_.now(), from_seconds(4 * o_.repeat_s)), 0, error,
               permanent)) {
+      if (permanent && n > 1) {
+        r.batch = std::max<size_t>(1, r.batch / 2);  // smaller chunks (a proxy's body limit)
+        continue;
+      }
       failing(r, "repeating open incidents: " + error);
       return;
     }
-    r.repeats += static_cast<double>(chunk.size());
+    *r.repeats += static_cast<double>(n);
+    i += n;
   }
   r.next_repeat = Steady::now() + seconds_of(o_.repeat_s);
 }
 
-void Notifier::refresh_status(db::NotifyStore& store) {
+void Notifier::refresh_status(Receiver& r, db::NotifyStore& store, bool leading) {
+  const auto now = Steady::now();
+  if (!leading || now < r.next_status) return;
+  r.next_status = now + std::chrono::seconds(10);
   const auto st = store.status();
   if (!st.ok()) {
     ++db_errors_;
     return;
   }
-  const Time now = clock_.now();
-  for (auto& r : receivers_) {
-    for (const auto& s : *st) {
-      if (s.name != r->id.name) continue;
-      r->pending.set(static_cast<double>(s.pending));
-      r->oldest_pending_s.set(s.oldest_pending ? std::max(0.0, seconds(now - *s.oldest_pending)) : 0.0);
-    }
+  for (const auto& s : *st) {
+    if (s.name != r.id.name) continue;
+    r.pending->set(static_cast<double>(s.pending));
+    r.oldest_pending_s->set(s.oldest_pending ? std::max(0.0, seconds(clock_.now() - *s.oldest_pending)) : 0.0);
+  }
+  // One receiver's thread prunes what every receiver is done with.
+  if (&r != receivers_.front().get() || now < r.next_prune) return;
+  r.next_prune = now + std::chrono::hours(1);
+  const auto pruned = store.prune(clock_.now() - from_seconds(o_.keep_days * 86400));
+  if (!pruned.ok()) {
+    ++db_errors_;
+  } else if (*pruned > 0) {
+    spdlog::info("notifier: {} delivered notifications older than {} days deleted", *pruned, o_.keep_days);
   }
 }
 

@@ -8,16 +8,21 @@
 // waiting behind the first: a misconfigured receiver loses nothing. Only an event the
 // receiver says it cannot take (400, 413, 422: the bytes themselves) is recorded as refused
 // and skipped.
-// Only the leading medicd delivers. Delivery is at least once: an event is sent again only
-// if medicd stops between a receiver's answer and the database recording it (a delivery it
+// Only the leading medicd delivers (asked before every POST). Delivery is at least once: an
+// event is sent again only if medicd stops between a receiver's answer and the database
+// recording it, or the database loses that record in a crash of its own (a delivery medicd
 // could not record is recorded before anything else is sent); X-Medic-Event-Id lets a
 // webhook receiver drop the repeat, and Alertmanager merges a repeated alert by itself.
-// Open incidents are re-sent to Alertmanager every `repeat_s`, each firing until three
+// A batch Alertmanager refuses (400, 413, 422) is split in halves until the one alert it
+// refuses is found: only that one is recorded as refused.
+// Open incidents are re-sent to Alertmanager every `repeat_s`, each firing until four
 // repeats from now, so an Alertmanager that restarted (and forgot) learns them again.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,46 +51,44 @@ struct NotifierOptions {
   double keep_days = 7;        // delivered and refused rows are deleted after this
 };
 
-// The receivers `o` configures, as the outbox names them (no credentials in a name).
+// The receivers `o` configures, as the outbox and the metrics name them: the kind, the
+// scheme, host and port, and when the URL holds more (a path, a query, credentials: where
+// chat webhooks keep their tokens) the first 8 hex digits of its SHA-256 instead of it.
+// A URL given twice is one receiver.
 std::vector<db::NotifyReceiver> notify_receivers(const NotifierOptions& o);
 
 class Notifier {
  public:
-  // `leading`: whether this medicd leads (only the leader delivers).
+  // `leading`: whether this medicd leads (only the leader delivers); asked before every POST.
   Notifier(metrics::Registry& registry, NotifierOptions options, const Clock& clock, std::function<bool()> leading);
   ~Notifier();
+  // A thread per receiver (a slow one holds only itself), each with its own database
+  // connection; with none configured, one thread that disables the receivers the database
+  // still lists.
   void start();
   void stop();
-  // One pass over every receiver (the thread runs one every tick; so can a test).
+  // One pass over every receiver on the caller's thread (what the threads do each tick; so
+  // can a test).
   void pass();
 
  private:
-  struct Receiver {
-    db::NotifyReceiver id;
-    std::string url;  // where to POST
-    bool alertmanager = false;
-    double backoff_s = 0;
-    std::chrono::steady_clock::time_point retry_at{}, next_repeat{};
-    std::vector<int64_t> unrecorded;  // delivered, not yet recorded as delivered
-    metrics::Counter delivered, failed, refused, repeats;
-    metrics::Gauge pending, oldest_pending_s;
-  };
-  bool connect();
-  void serve(Receiver& r, db::NotifyStore& store);
+  struct Receiver;
+  bool ready(Receiver& r);
+  void serve(Receiver& r);
   bool post(Receiver& r, const std::string& body, int64_t event_id, std::string& error, bool& permanent);
   void failing(Receiver& r, const std::string& error);
-  void refresh_status(db::NotifyStore& store);
+  void refresh_status(Receiver& r, db::NotifyStore& store, bool leading);
+  bool write_receivers(db::Connection& c);
 
   NotifierOptions o_;
   const Clock& clock_;
   std::function<bool()> leading_;
-  std::unique_ptr<db::Connection> conn_;
-  HttpClient http_;
   std::vector<std::unique_ptr<Receiver>> receivers_;
-  bool receivers_written_ = false;
-  std::chrono::steady_clock::time_point next_status_{}, next_prune_{};
+  std::unique_ptr<Receiver> none_;  // with no receiver configured: only disables the old ones
+  std::mutex write_mu_;
+  bool receivers_written_ = false;  // under write_mu_
+  std::atomic<bool> stopping_{false};
   metrics::Counter db_errors_;
-  Periodic thread_;
 };
 
 }  // namespace medic::service

@@ -111,7 +111,9 @@ std::string alertmanager_body(const std::vector<db::NotifyEvent>& events, const 
       // The alert under the old severity is over.
       nlohmann::json old = a;
       old["labels"] = alert_labels(e, e.old_severity);
-      old["endsAt"] = format_iso8601(std::min(e.at, now));
+      const Time old_end = std::min(e.at, now);
+      old["startsAt"] = format_iso8601(std::min(e.detected_at, old_end));  // never after its end
+      old["endsAt"] = format_iso8601(old_end);
       add(std::move(old));
     }
     add(std::move(a));

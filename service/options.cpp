@@ -23,6 +23,25 @@ namespace medic::service {
 
 namespace {
 
+// Every "scheme://user:password@" in `text` as "scheme://user:***@".
+std::string without_passwords(std::string text) {
+  for (size_t s = text.find("://"); s != std::string::npos; s = text.find("://", s + 3)) {
+    const size_t start = s + 3;
+    const size_t end = std::min(text.find_first_of("/?#\"' ,]", start), text.size());
+    const size_t at = text.rfind('@', end);
+    if (at == std::string::npos || at < start || at >= end) continue;
+    const size_t colon = text.find(':', start);
+    if (colon < at) text.replace(colon + 1, at - colon - 1, "***");
+  }
+  return text;
+}
+
+// A value as an error shows it: a secret's never, a URL's password neither.
+std::string shown_value(const std::string& key, const std::string& raw, size_t max_bytes) {
+  if (key == "api-token" || key == "driver-token") return "(not shown)";
+  return escape_text(without_passwords(raw), max_bytes);
+}
+
 // A config file bigger than this is not a config file.
 constexpr size_t kMaxConfigBytes = 1u << 20;
 
@@ -209,7 +228,7 @@ class TomlReader {
       const std::string key = text_.substr(key_start, pos_ - key_start);
       skip_blank();
       if (key.empty() || at_end() || (text_[pos_] != '=' && text_[pos_] != '.')) {
-        fail("expected KEY = VALUE, found: " + escape_text(line_text(), 200));
+        fail("expected KEY = VALUE, found: " + shown_value(key, line_text(), 200));
       }
       if (text_[pos_] == '.') {
         fail("dotted key " + quote(trim(line_text().substr(0, line_text().find('='))), 200) +
@@ -225,8 +244,8 @@ class TomlReader {
       if (!at_end() && text_[pos_] == '#') {
         skip_comment();
       } else if (!at_end() && text_[pos_] != '\n') {
-        fail(key + " = " + escape_text(v.raw, 200) + ": unexpected text after the value: " +
-             escape_text(rest_of_line(), 200));
+        fail(key + " = " + shown_value(key, v.raw, 200) + ": unexpected text after the value: " +
+             shown_value(key, rest_of_line(), 200));
       }
       out.push_back(Entry{key, line, std::move(v)});
     }
@@ -276,7 +295,7 @@ class TomlReader {
     const char c = text_[pos_];
     if (c == '"' || c == '\'') return string(path, c);
     if (c == '[') return array(path);
-    if (c == '{') fail(path + " = " + escape_text(rest_of_line(), 200) + ": inline tables are not supported");
+    if (c == '{') fail(path + " = " + shown_value(path, rest_of_line(), 200) + ": inline tables are not supported");
     const size_t start = pos_;
     while (!at_end() && std::string_view(" \t\n#,]").find(text_[pos_]) == std::string_view::npos) ++pos_;
     const std::string token = text_.substr(start, pos_ - start);
@@ -290,22 +309,22 @@ class TomlReader {
     if (auto n = number(token)) return *n;
     if (token.find_first_not_of("+-0123456789_") == std::string::npos &&
         std::count_if(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; }) > 18) {
-      fail(path + " = " + escape_text(token, 200) + ": not a 64-bit integer");
+      fail(path + " = " + shown_value(path, token, 200) + ": not a 64-bit integer");
     }
-    fail(path + " = " + escape_text(token, 200) + ": not a TOML value (a string is written in double quotes)");
+    fail(path + " = " + shown_value(path, token, 200) + ": not a TOML value (a string is written in double quotes)");
   }
 
   Value string(const std::string& path, char quote_char) {
     const size_t start = pos_;
     if (text_.compare(pos_, 3, std::string(3, quote_char)) == 0) {
-      fail(path + " = " + escape_text(rest_of_line(), 200) + ": multi-line strings are not supported");
+      fail(path + " = " + shown_value(path, rest_of_line(), 200) + ": multi-line strings are not supported");
     }
     ++pos_;
     Value v;
     v.type = Value::string;
     auto unterminated = [&] {
       pos_ = start;
-      fail(path + " = " + escape_text(rest_of_line(), 200) + ": unterminated string");
+      fail(path + " = " + shown_value(path, rest_of_line(), 200) + ": unterminated string");
     };
     while (true) {
       if (at_end() || text_[pos_] == '\n') unterminated();
@@ -378,12 +397,14 @@ class TomlReader {
         break;
       }
       const std::string item_path = path + "[" + std::to_string(v.items.size()) + "]";
+      // No option takes an array of arrays: refused here, before any depth can pile up.
+      if (text_[pos_] == '[') fail(item_path + ": an array inside an array: no option takes one");
       v.items.push_back(value(item_path));
       skip_space();
       if (!at_end() && text_[pos_] == ',') {
         ++pos_;
       } else if (!at_end() && text_[pos_] != ']') {
-        fail(item_path + " = " + escape_text(v.items.back().raw, 200) + ": expected \",\" or \"]\" after it, found: " +
+        fail(item_path + " = " + shown_value(item_path, v.items.back().raw, 200) + ": expected \",\" or \"]\" after it, found: " +
              escape_text(rest_of_line(), 200));
       }
     }
@@ -497,9 +518,10 @@ struct DaemonOptions::Impl {
   // "FILE:LINE: key = RAW: reason" for a key the file set; a list names the one value.
   std::string at_line(const std::string& key, const std::string& value, const std::string& reason) const {
     const FromFile& f = from_file.at(key);
-    return file + ":" + std::to_string(f.line) + ": " + key + " = " + escape_text(f.raw, 300) + ": " +
+    return file + ":" + std::to_string(f.line) + ": " + key + " = " + shown_value(key, f.raw, 300) + ": " +
            (f.list && !value.empty() ? value + ": " : "") + reason;
   }
+
 
   // The key of `flag` ("--poll-interval") when its value came from the file.
   std::optional<std::string> file_key(const std::string& flag) const {
@@ -581,7 +603,7 @@ class ConfigReader : public CLI::Config {
       item.name = e.key;
       const std::string why = inputs_for(k, e.value, item.inputs);
       if (!why.empty()) {
-        throw FileProblem(m.file + ":" + std::to_string(e.line) + ": " + e.key + " = " + escape_text(e.value.raw, 300) +
+        throw FileProblem(m.file + ":" + std::to_string(e.line) + ": " + e.key + " = " + shown_value(e.key, e.value.raw, 300) +
                           ": " + why);
       }
       const CLI::Option* opt = m.app.get_option_no_throw("--" + e.key);
@@ -719,6 +741,10 @@ std::optional<int> DaemonOptions::parse(std::vector<std::string> args, std::ostr
       return 2;
     }
     return m.app.exit(e, out, err);
+  } catch (const std::exception& e) {
+    // Nothing else is expected; whatever it is, an exact refusal rather than a crash.
+    err << m.program << ": " << e.what() << '\n';
+    return 2;
   }
   m.s.probe = !m.no_probe;
   m.s.standby = !m.no_standby;

@@ -2,7 +2,9 @@
 -- receiver for each change of an incident's state or severity, written by a trigger in the
 -- same transaction as the change (whoever makes it: medicd, the API or `medic`), so that no
 -- change is told without having happened, none that happened is lost across a crash or a
--- receiver's outage, and each receiver gets them in the order they were committed.
+-- receiver's outage, and each receiver gets an incident's changes in the order they were
+-- committed (the incident's row lock orders them; ids of different incidents may not follow
+-- commit order, which nothing needs). A row tells the incident as it was at the change.
 
 -- Where notifications go: medicd writes its configured receivers at start-up (and disables
 -- the ones no longer configured). Only enabled receivers get new rows.
@@ -21,6 +23,9 @@ CREATE TABLE notify_outbox (
     state         text NOT NULL,         -- the incident's state and severity the event tells
     severity      text NOT NULL,
     old_severity  text,                  -- a severity change: the alert with the old one is resolved
+    summary       text NOT NULL DEFAULT '',  -- the incident as it was at the change
+    blocked_reason text,
+    ended_at      timestamptz,
     created_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
     attempts      integer NOT NULL DEFAULT 0,
     last_error    text,
@@ -48,9 +53,12 @@ BEGIN
     ELSE
         ev := 'changed';
     END IF;
-    INSERT INTO notify_outbox (receiver, incident_id, event, state, severity, old_severity)
+    INSERT INTO notify_outbox (receiver, incident_id, event, state, severity, old_severity, summary,
+                               blocked_reason, ended_at)
         SELECT r.name, NEW.id, ev, NEW.state, NEW.severity,
-               CASE WHEN TG_OP = 'UPDATE' AND NEW.severity <> OLD.severity THEN OLD.severity END
+               CASE WHEN TG_OP = 'UPDATE' AND NEW.severity <> OLD.severity THEN OLD.severity END,
+               NEW.summary, NEW.blocked_reason,
+               CASE WHEN ev = 'resolved' THEN coalesce(NEW.closed_at, NEW.dismissed_at) END
         FROM notify_receivers r WHERE r.enabled;
     RETURN NULL;
 END

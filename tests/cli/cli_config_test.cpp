@@ -65,6 +65,28 @@ TEST_F(CliConfig, WithoutADatabaseItSaysWhatMedicdSays) {
   EXPECT_EQ(r.err, "medic: no database: pass --db URL or set MEDIC_DB_URL\n");
 }
 
+TEST_F(CliConfig, TheServicesEnvironmentFileIsReadAsSystemdGivesIt) {
+  ::unsetenv("MEDIC_DB_URL");
+  const std::string file = config("medicd.toml", "topology = \"{DIR}/demo.json\"\nwebhook = [\"http://127.0.0.1:9/h\"]\n");
+  // Without it: what medicd would say without its environment.
+  Ran r = medic({"config", "check", file});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "medic: no database: pass --db URL or set MEDIC_DB_URL\n");
+  testing::write_file(dir.file("medicd.env"), "# the service's environment\n\nMEDIC_DB_URL=\"postgresql://medicd@/medic\"\n"
+                                               "MEDIC_WEBHOOK_SECRET='s3cret s3cret'\n");
+  r = medic({"config", "check", file, "--env-file", dir.file("medicd.env")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(std::string(std::getenv("MEDIC_WEBHOOK_SECRET")), "s3cret s3cret");
+  // A line that is no KEY=VALUE, and a file that is not there, are refused with where.
+  testing::write_file(dir.file("bad.env"), "MEDIC_DB_URL=postgresql://x/y\nexport THIS\n");
+  r = medic({"config", "check", file, "--env-file", dir.file("bad.env")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "medic: " + dir.file("bad.env") + ":2: expected KEY=VALUE\n");
+  r = medic({"config", "check", file, "--env-file", dir.file("none.env")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "medic: " + dir.file("none.env") + ": cannot open\n");
+}
+
 TEST_F(CliConfig, EveryFileItNamesIsLoaded) {
   testing::write_file(dir.file("bad-detectors.json"), R"({"version": 2})");
   const std::string file =

@@ -61,7 +61,11 @@ class ScopedUnset {
     ::unsetenv(name);
   }
   ~ScopedUnset() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
   }
   ScopedUnset(const ScopedUnset&) = delete;
   ScopedUnset& operator=(const ScopedUnset&) = delete;

@@ -44,7 +44,9 @@ std::string scenario() {
       .dump(1);
 }
 
-// A port on 127.0.0.1 free now (the kernel's choice), for a program that must be told one.
+// A port on 127.0.0.1 free now (the kernel's choice), for a program that must be told one
+// (Alertmanager binds what it is given; another process taking it meanwhile fails the start,
+// which the readiness wait reports).
 uint16_t free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -182,7 +184,7 @@ TEST(E2EAlertmanager, AFlapFiresAndResolvesInAlertmanagerAndAThirtySecondOutageL
                           {"--topology", fabsim.exported, "--db", tdb.url(), "--no-probe", "--http", "127.0.0.1:0",
                            "--policy", dir.file("policy.json"), "--detectors", dir.file("detectors.json"), "--alertmanager", am.url(), "--webhook",
                            hooks.url("/medic"), "--webhook-secret-file", dir.file("secret"), "--external-url", kExternal,
-                           "--alert-repeat", "10", "--notify-retry-max", "4", "--run-for", "240"});
+                           "--alert-repeat", "10", "--notify-retry-max", "4", "--run-for", "400"});
   const std::string api = api_of(medicd);
   ASSERT_FALSE(api.empty()) << medicd.output();
 
@@ -262,7 +264,8 @@ TEST(E2EAlertmanager, AFlapFiresAndResolvesInAlertmanagerAndAThirtySecondOutageL
       },
       60s))
       << medicd.output() << "\n" << am.output();
-  EXPECT_TRUE(alert_of(am.active(http), first).is_null()) << "the closed incident stays resolved";
+  // The restarted Alertmanager forgot everything; medicd repeats what is open, never the closed.
+  EXPECT_TRUE(alert_of(am.active(http), first).is_null()) << "a closed incident was sent as firing";
   ASSERT_TRUE(testing::eventually(
       [&] {
         return try_scalar(tdb, "SELECT count(*) FROM notify_outbox WHERE receiver LIKE 'alertmanager %' AND "

@@ -80,6 +80,13 @@ inline const std::vector<BadConfig>& bad_configs() {
        "{FILE}:2: config: not allowed in a config file (--config is for the command line)"},
       {"NoTopology", "poll-interval = 2\n", {}, "{FILE}: topology is required: set it in the file or pass --topology"},
       {"NotUTF8", topo + "name = \"\xff\"\n", {}, "{FILE}:2: not UTF-8 (a TOML file is UTF-8 text)"},
+      {"ArrayOfArrays", topo + "webhook = [[[[[[\"http://127.0.0.1:9/\"]]]]]]\n", {},
+       "{FILE}:2: webhook[0]: an array inside an array: no option takes one"},
+      {"ASecretIsNeverShown", topo + "api-token = 12345\n", {},
+       "{FILE}:2: api-token = (not shown): expected a string (in double quotes)"},
+      {"AURLsPasswordIsNeverShown", topo + "alertmanager = [\"ftp://am:pa55w0rd@am.example:9093\"]\n", {},
+       "{FILE}:2: alertmanager = [\"ftp://am:***@am.example:9093\"]: ftp://am:***@am.example:9093: expected an http:// or "
+       "https:// URL"},
       {"TopologyFileMissing", "topology = \"{DIR}/nope.json\"\n", {},
        "{DIR}/nope.json: cannot open: No such file or directory"},
   };

@@ -26,6 +26,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using ::testing::Not;
 
 // An HTTP receiver on 127.0.0.1 that keeps every request and answers as `answer` says.
@@ -141,7 +142,7 @@ TEST(Notifier, WebhooksAreSignedAndSentInOrderOnlyByTheLeader) {
   auto o = f.options();
   o.webhook_urls = {hook.url() + "/hook"};
   auto n = f.notifier(o);
-  // A medicd that does not lead writes no receiver and sends nothing.
+  // A medicd that does not lead writes no receiver.
   f.leading = false;
   n->pass();
   EXPECT_EQ(f.tdb.scalar("SELECT count(*) FROM notify_receivers"), "0");
@@ -151,6 +152,12 @@ TEST(Notifier, WebhooksAreSignedAndSentInOrderOnlyByTheLeader) {
   f.set(a, triage::IncidentState::pending_approval);
   const int64_t b = f.flap("rtsw0002:eth5");
   f.set(a, triage::IncidentState::dismissed);
+  // Owed, but this medicd no longer leads: it sends nothing.
+  f.leading = false;
+  n->pass();
+  n->pass();
+  EXPECT_TRUE(hook.requests().empty());
+  f.leading = true;
   const std::string sa = std::to_string(a), sb = std::to_string(b);
   ASSERT_TRUE(pass_until(*n, [&] { return hook.requests().size() >= 4; }));
   EXPECT_THAT(signed_events(hook.requests(), o.webhook_secret),
@@ -161,7 +168,7 @@ TEST(Notifier, WebhooksAreSignedAndSentInOrderOnlyByTheLeader) {
   const auto first = nlohmann::json::parse(hook.requests()[0].body);
   EXPECT_EQ(first["incident"]["url"], "http://medic.test:9400/incidents/" + sa);
   EXPECT_EQ(f.tdb.scalar("SELECT count(*) FROM notify_outbox WHERE delivered_at IS NULL"), "0");
-  EXPECT_EQ(f.metric("medic_notify_delivered_total", "webhook " + hook.url() + "/hook"), 4);
+  EXPECT_EQ(f.metric("medic_notify_delivered_total", notify_receivers(o)[0].name), 4);
   // Nothing is sent twice.
   n->pass();
   n->pass();
@@ -190,7 +197,7 @@ TEST(Notifier, AFailingReceiverIsRetriedInOrderAndLosesNothing) {
   EXPECT_EQ(got[1], want[0]);
   EXPECT_EQ(got[2], want[0]);
   EXPECT_THAT(std::vector<std::string>(got.begin() + 3, got.end()), ElementsAre(want[0], want[1], want[2]));
-  EXPECT_EQ(f.metric("medic_notify_failed_total", "webhook " + hook.url()), 3);
+  EXPECT_EQ(f.metric("medic_notify_failed_total", notify_receivers(o)[0].name), 3);
   EXPECT_EQ(f.tdb.scalar("SELECT attempts || ' ' || last_error FROM notify_outbox ORDER BY id LIMIT 1"), "4 HTTP 503: ok");
 }
 
@@ -211,7 +218,7 @@ TEST(Notifier, AnEventTheReceiverRefusesForGoodIsRecordedAndSkipped) {
   EXPECT_EQ(f.tdb.scalar("SELECT event || ' ' || (failed_at IS NOT NULL) || ' ' || last_error FROM notify_outbox "
                          "WHERE delivered_at IS NULL"),
             "changed true HTTP 422: ok");
-  EXPECT_EQ(f.metric("medic_notify_refused_total", "webhook " + hook.url()), 1);
+  EXPECT_EQ(f.metric("medic_notify_refused_total", notify_receivers(o)[0].name), 1);
 }
 
 TEST(Notifier, AlertmanagerGetsBatchesAndRepeatsOfWhatIsOpen) {
@@ -219,7 +226,7 @@ TEST(Notifier, AlertmanagerGetsBatchesAndRepeatsOfWhatIsOpen) {
   Receiver am;
   auto o = f.options();
   o.alertmanager_urls = {am.url()};
-  o.repeat_s = 10;
+  o.repeat_s = 3600;  // one repeat, at the first pass
   auto n = f.notifier(o);
   n->pass();  // receivers written; the first repeat: nothing open yet
   const int64_t a = f.flap("rtsw0001:eth5");
@@ -247,7 +254,7 @@ TEST(Notifier, AlertmanagerGetsBatchesAndRepeatsOfWhatIsOpen) {
   const auto repeat = nlohmann::json::parse(am.requests().back().body);
   ASSERT_EQ(repeat.size(), 1u);
   EXPECT_EQ(repeat[0]["labels"]["incident"], std::to_string(a));
-  EXPECT_EQ(f.metric("medic_notify_repeats_total", "alertmanager " + am.url()), 1);
+  EXPECT_EQ(f.metric("medic_notify_repeats_total", notify_receivers(o)[0].name), 1);
 }
 
 TEST(Notifier, ALostDatabaseIsSurvivedAndNothingIsSent) {
@@ -339,15 +346,69 @@ TEST(Notifier, AReceiversPasswordIsNeverInTheOutboxOrTheMetrics) {
   EXPECT_THAT(f.registry.render(), Not(HasSubstr("s3cret-pw")));
 }
 
-TEST(Notifier, ReceiverNamesCarryNoCredentials) {
+TEST(Notifier, ReceiverNamesCarryNoCredentialsNorTokens) {
   NotifierOptions o;
-  o.alertmanager_urls = {"https://am:s3cret@am.example.net:9093"};
-  o.webhook_urls = {"http://127.0.0.1:8080/hook"};
+  o.alertmanager_urls = {"https://am:s3cret@am.example.net:9093", "http://127.0.0.1:9093"};
+  o.webhook_urls = {"https://hooks.example.net/services/T0/B0/XyzTok3n", "http://127.0.0.1:8080/hook?token=abc",
+                    "https://hooks.example.net/services/T0/B0/XyzTok3n"};
   const auto r = notify_receivers(o);
-  ASSERT_EQ(r.size(), 2u);
+  ASSERT_EQ(r.size(), 4u) << "a URL given twice is one receiver";
   EXPECT_EQ(r[0].kind, "alertmanager");
-  EXPECT_THAT(r[0].name, Not(HasSubstr("s3cret")));
-  EXPECT_EQ(r[1].name, "webhook http://127.0.0.1:8080/hook");
+  EXPECT_THAT(r[0].name, MatchesRegex("alertmanager https://am\\.example\\.net:9093 #[0-9a-f]{8}"));
+  EXPECT_EQ(r[1].name, "alertmanager http://127.0.0.1:9093") << "nothing to hide: the URL itself";
+  EXPECT_THAT(r[2].name, MatchesRegex("webhook https://hooks\\.example\\.net #[0-9a-f]{8}"));
+  EXPECT_THAT(r[3].name, MatchesRegex("webhook http://127\\.0\\.0\\.1:8080 #[0-9a-f]{8}"));
+  EXPECT_NE(r[2].name, r[3].name);
+  for (const auto& x : r) {
+    EXPECT_THAT(x.name, Not(HasSubstr("s3cret")));
+    EXPECT_THAT(x.name, Not(HasSubstr("Tok3n")));
+    EXPECT_THAT(x.name, Not(HasSubstr("abc")));
+  }
+  // The same URL always has the same name (the outbox's rows stay its own across restarts).
+  EXPECT_EQ(notify_receivers(o)[2].name, r[2].name);
+}
+
+TEST(Notifier, AnAlertmanagerBatchWithOneAlertItRefusesLosesOnlyThatOne) {
+  Fixture f;
+  Receiver am;
+  // Refuses any POST holding the third incident's alert (as Alertmanager does a batch with
+  // one invalid alert).
+  std::atomic<int64_t> bad{0};
+  am.answer([&](const HttpRequest& r) {
+    const auto alerts = nlohmann::json::parse(r.body);
+    for (const auto& a : alerts) {
+      if (a["labels"]["incident"] == std::to_string(bad.load())) return 400u;
+    }
+    return 200u;
+  });
+  auto o = f.options();
+  o.alertmanager_urls = {am.url()};
+  o.repeat_s = 3600;
+  auto n = f.notifier(o);
+  n->pass();
+  std::vector<int64_t> ids;
+  for (int i = 1; i <= 6; ++i) ids.push_back(f.flap("rtsw000" + std::to_string(i) + ":eth5"));
+  bad = ids[2];
+  ASSERT_TRUE(pass_until(*n, [&] {
+    return f.tdb.scalar("SELECT count(*) FROM notify_outbox WHERE delivered_at IS NULL AND failed_at IS NULL") == "0";
+  }));
+  EXPECT_EQ(f.tdb.scalar("SELECT string_agg(incident_id::text, ',') FROM notify_outbox WHERE failed_at IS NOT NULL"),
+            std::to_string(ids[2]));
+  EXPECT_EQ(f.tdb.scalar("SELECT count(*) FROM notify_outbox WHERE delivered_at IS NOT NULL"), "5");
+  EXPECT_EQ(f.metric("medic_notify_refused_total", notify_receivers(o)[0].name), 1);
+}
+
+TEST(Notifier, WithNoReceiverConfiguredTheOldOnesAreDisabled) {
+  Fixture f;
+  auto o = f.options();
+  o.webhook_urls = {"http://127.0.0.1:1/hook"};
+  f.notifier(o)->pass();
+  EXPECT_EQ(f.tdb.scalar("SELECT count(*) FROM notify_receivers WHERE enabled"), "1");
+  o.webhook_urls.clear();
+  f.notifier(o)->pass();
+  EXPECT_EQ(f.tdb.scalar("SELECT count(*) FROM notify_receivers WHERE enabled"), "0");
+  f.flap("rtsw0001:eth5");
+  EXPECT_EQ(f.tdb.scalar("SELECT count(*) FROM notify_outbox"), "0") << "nothing is owed to nobody";
 }
 
 }  // namespace
