@@ -303,8 +303,9 @@ void Workflow::on_reconcile_undrained(InFlight& f, SwitchResult& r, Time now) {
   f.action.state = "applied";
   f.applied_at = now;
   f.phase = Phase::verifying;
+  // Still counted out of service until the undrain is verified (see on_undrain_applied).
   capacity_.set_reserved(a.link, false);
-  capacity_.set_drained(a.link, false);
+  capacity_.set_drained(a.link, true);
 }
 
 void Workflow::on_update(int64_t incident, fabric::LinkId link, triage::IncidentClass cls,
@@ -496,6 +497,7 @@ void Workflow::progress_inflight(Time now) {
       const bool up = signals_.oper(link) != 0;
       if (up && (!expect_traffic || (fresh && pps >= policy_.verify_moved_fraction * peers))) {
         f.steps.push_back("verify traffic: " + pps_text(pps) + " (peers " + pps_text(peers) + ")");
+        capacity_.set_drained(link, false);
         finish(f, ActionEnd::succeeded, false, "", now);
         ++metrics_.undrains_verified;
         spdlog::info("incident {}: undrained {} and verified", f.action.incident_id, name);
@@ -510,6 +512,7 @@ void Workflow::progress_inflight(Time now) {
                                 (fresh ? pps_text(pps) : "no fresh reading") + ", peers " + pps_text(peers) + ")";
         f.steps.push_back("verify traffic: " + why);
         // Not drained again: an undrained link that misbehaves opens a new finding by itself.
+        capacity_.set_drained(link, false);
         finish(f, ActionEnd::failed, false, why, now);
         ++metrics_.undrains_failed;
         ++metrics_.escalations;
@@ -754,6 +757,18 @@ void Workflow::on_rolled_back(InFlight& f, SwitchResult& r, Time now) {
 void Workflow::start_undrain(Case& c, Time now) {
   const fabric::LinkId link = c.rec.link;
   const std::string& name = topology_.link(link).name;
+  if (!capacity_.drained(link) && !capacity_.reserved(link)) {
+    // Nothing to put back: the link never left service (its drain failed and was undone,
+    // and a person marked the fault repaired). No switch is called: an undrain whose
+    // read-back failed would be rolled back by draining the link, out of service without
+    // any capacity check.
+    spdlog::info("incident {}: {} is in service already: closed without an undrain", c.rec.incident_id, name);
+    if (c.rec.state == IncidentState::validated) {
+      set_state(c, IncidentState::undrained, now);
+      set_state(c, IncidentState::closed, now);
+    }
+    return;
+  }
   ActionIntent intent{c.rec.incident_id, link, ActionKind::undrain, now};
   auto id = store_.begin_action(intent, signals_.tx_pps(link));
   if (!id.ok()) {
@@ -784,7 +799,8 @@ void Workflow::on_undrain_applied(InFlight& f, SwitchResult& r, Time now) {
     }
     return;
   }
-  capacity_.set_drained(link, false);
+  // Counted out of service until the undrain is verified: its headroom is not handed to
+  // another drain while the undrain may still fail and be put back (drained again).
   f.applied_at = now;
   f.action.state = "applied";
   f.phase = Phase::verifying;

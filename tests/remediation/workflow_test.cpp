@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fabric/generator.h"
+#include "tests/remediation/workflow_fakes.h"
 
 namespace medic::remediation {
 namespace {
@@ -17,166 +18,9 @@ using ::testing::HasSubstr;
 using triage::IncidentClass;
 using triage::IncidentState;
 using namespace std::chrono_literals;
-
-// The workflow's durable record, in memory, with the database's one rule that matters
-// here: one unfinished action per link.
-class MemoryStore final : public RemediationStore {
- public:
-  struct Action {
-    ActionRecord rec;
-    std::string end;  // "" while unfinished
-    bool drained_after = false;
-    std::string reason;
-    std::vector<std::string> steps;
-  };
-
-  Result<std::vector<CaseRecord>> open_cases() override {
-    std::vector<CaseRecord> out;
-    for (const auto& [id, c] : cases) {
-      if (c.state != IncidentState::closed && c.state != IncidentState::dismissed) out.push_back(c);
-    }
-    return out;
-  }
-  Result<std::vector<ActionRecord>> unfinished_actions() override {
-    std::vector<ActionRecord> out;
-    for (const auto& a : actions) {
-      if (a.end.empty()) out.push_back(a.rec);
-    }
-    return out;
-  }
-  Result<std::vector<std::pair<fabric::LinkId, Time>>> drains_since(Time since) override {
-    std::vector<std::pair<fabric::LinkId, Time>> out;
-    for (const auto& a : actions) {
-      if (a.rec.kind == ActionKind::drain && a.rec.intent_at >= since) out.emplace_back(a.rec.link, a.rec.intent_at);
-    }
-    return out;
-  }
-  Status set_state(int64_t incident, IncidentState state, Time, const std::string& reason) override {
-    cases[incident].state = state;
-    cases[incident].blocked_reason = reason;
-    history[incident].push_back(std::string(triage::to_string(state)));
-    return Ok{};
-  }
-  Status set_validation(int64_t incident, int failures, std::optional<Time> since) override {
-    cases[incident].validation_failures = failures;
-    cases[incident].validating_since = since;
-    return Ok{};
-  }
-  Result<int64_t> begin_action(const ActionIntent& intent, double traffic_before) override {
-    if (!fence_error.empty()) return Error{fence_error};
-    for (const auto& a : actions) {
-      if (a.rec.link == intent.link && a.end.empty()) return Error{"duplicate key value violates actions_one_intent_per_link"};
-    }
-    Action a;
-    a.rec = {static_cast<int64_t>(actions.size()) + 1, intent.incident_id, intent.link, intent.kind, "intent", intent.at,
-             traffic_before};
-    actions.push_back(a);
-    return a.rec.id;
-  }
-  Status action_applied(int64_t action, const std::vector<std::string>& steps) override {
-    actions[action - 1].rec.state = "applied";
-    actions[action - 1].steps = steps;
-    return Ok{};
-  }
-  Status finish_action(int64_t action, const ActionIntent&, ActionEnd end, bool link_drained, const std::string& reason,
-                       const std::vector<std::string>& steps, Time) override {
-    Action& a = actions[action - 1];
-    if (!a.end.empty()) return Error{"action " + std::to_string(action) + " is not unfinished"};
-    a.end = std::string(to_string(end));
-    a.drained_after = link_drained;
-    a.reason = reason;
-    a.steps = steps;
-    return Ok{};
-  }
-  Status record_refusal(const ActionIntent&, const std::string& reason) override {
-    refusals.push_back(reason);
-    return Ok{};
-  }
-  Result<BreakerState> breaker() override { return breaker_state; }
-  Status open_breaker(Time at, const std::string& reason) override {
-    breaker_state = {true, at, reason};
-    return Ok{};
-  }
-  Result<int> incidents_opened_since(Time) override { return opened_recently; }
-
-  // A triaged incident on `link`, as the daemon's database would have it.
-  void add_incident(int64_t id, fabric::LinkId link, IncidentClass cls = IncidentClass::link_flap, double loss = 1.0) {
-    CaseRecord c;
-    c.incident_id = id;
-    c.link = link;
-    c.cls = cls;
-    c.severity = detectors::Severity::critical;
-    c.state = IncidentState::triaged;
-    c.loss = loss;
-    cases[id] = c;
-  }
-  const Action* last_action(fabric::LinkId link) const {
-    const Action* found = nullptr;
-    for (const auto& a : actions) {
-      if (a.rec.link == link) found = &a;
-    }
-    return found;
-  }
-
-  std::map<int64_t, CaseRecord> cases;
-  std::map<int64_t, std::vector<std::string>> history;
-  std::vector<Action> actions;
-  std::vector<std::string> refusals;
-  BreakerState breaker_state;
-  int opened_recently = 0;
-  std::string fence_error;
-};
-
-class FakeSignals final : public LinkSignals {
- public:
-  struct Link {
-    double pps = 1000;
-    Time from{};
-    double peers = 1000;
-    int oper = 1;
-    double errors = 0;
-    bool suppressed = false;
-  };
-  double tx_pps(fabric::LinkId l) const override { return get(l).pps; }
-  Time measured_from(fabric::LinkId l) const override { return get(l).from; }
-  double peer_pps(fabric::LinkId l) const override { return get(l).peers; }
-  int oper(fabric::LinkId l) const override { return get(l).oper; }
-  double error_events(fabric::LinkId l) const override { return get(l).errors; }
-  bool flap_suppressed(fabric::LinkId l, Time) const override { return get(l).suppressed; }
-  Link& at(fabric::LinkId l) { return links[l]; }
-
- private:
-  Link get(fabric::LinkId l) const {
-    const auto it = links.find(l);
-    return it == links.end() ? Link{} : it->second;
-  }
-  std::map<fabric::LinkId, Link> links;
-};
-
-// A driver that fails drains on demand and otherwise remembers state like a switch.
-class SwitchDriver final : public Driver {
- public:
-  std::string kind() const override { return "test"; }
-  Result<InterfaceState> drain(const std::string& i) override {
-    ++calls;
-    if (fail) return Error{"HTTP 503: busy"};
-    drained[i] = true;
-    return InterfaceState{i, true, true};
-  }
-  Result<InterfaceState> undrain(const std::string& i) override {
-    ++calls;
-    drained[i] = false;
-    return InterfaceState{i, false, true};
-  }
-  Result<InterfaceState> get_state(const std::string& i) override {
-    if (unreachable) return Error{"connection refused"};
-    return InterfaceState{i, drained[i], true};
-  }
-  std::map<std::string, bool> drained;
-  bool fail = false;
-  bool unreachable = false;
-  int calls = 0;
-};
+using fakes::FakeSignals;
+using fakes::MemoryStore;
+using fakes::SwitchDriver;
 
 class WorkflowTest : public ::testing::Test {
  protected:
@@ -397,11 +241,14 @@ TEST_F(WorkflowTest, ARepairedLinkThatSoaksCleanIsUndrainedVerifiedAndClosed) {
   ASSERT_EQ(store.actions.size(), 2u);
   EXPECT_EQ(store.actions[1].rec.kind, ActionKind::undrain);
   EXPECT_FALSE(drained_at_switch(l));
-  EXPECT_FALSE(capacity.drained(l));
+  // Counted out of service until the undrain is verified: its headroom goes to no other
+  // drain while the undrain may still fail and be put back.
+  EXPECT_TRUE(capacity.drained(l));
   clock.advance(1s);
   signals.at(l).pps = 900;
   signals.at(l).from = clock.now();
   const auto closed = workflow().tick();
+  EXPECT_FALSE(capacity.drained(l));
   EXPECT_EQ(store.actions[1].end, "succeeded");
   EXPECT_EQ(closed, std::vector<int64_t>{7});
   EXPECT_EQ(store.cases[7].state, IncidentState::closed);
@@ -574,10 +421,11 @@ TEST_F(WorkflowTest, AnInterruptedUndrainIsFinished) {
   (void)store.begin_action({7, l, ActionKind::undrain, clock.now()}, 0);
   workflow();
   EXPECT_FALSE(drained_at_switch(l));
-  EXPECT_FALSE(capacity.drained(l));
+  EXPECT_TRUE(capacity.drained(l)) << "counted out of service until the undrain is verified";
   clock.advance(1s);
   signals.at(l).from = clock.now();
   const auto closed = workflow().tick();
+  EXPECT_FALSE(capacity.drained(l));
   EXPECT_EQ(store.actions[0].end, "succeeded");
   EXPECT_EQ(closed, std::vector<int64_t>{7});
 }
