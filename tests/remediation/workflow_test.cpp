@@ -255,6 +255,27 @@ TEST_F(WorkflowTest, ARepairedLinkThatSoaksCleanIsUndrainedVerifiedAndClosed) {
   EXPECT_EQ(workflow().open_cases(), 0u);
 }
 
+TEST_F(WorkflowTest, ARepairedLinkWhoseDrainWasUndoneIsClosedWithoutAnUndrain) {
+  const auto l = link("rtsw0001:eth5");
+  switches["ctsw001"]->fail = true;  // the drain fails at the second end and is undone
+  store.add_incident(7, l);
+  workflow().tick();
+  ASSERT_EQ(store.cases[7].state, IncidentState::escalated);
+  ASSERT_FALSE(capacity.drained(l));
+  switches["ctsw001"]->fail = false;
+  const int calls = switches["rtsw0001"]->calls + switches["ctsw001"]->calls;
+  store.cases[7].state = IncidentState::repaired;  // a person fixed the optic anyway
+  workflow().tick();
+  ASSERT_EQ(store.cases[7].state, IncidentState::validating);
+  clock.advance(61s);
+  const auto closed = workflow().tick();
+  EXPECT_EQ(closed, std::vector<int64_t>{7});
+  EXPECT_EQ(store.cases[7].state, IncidentState::closed);
+  EXPECT_EQ(store.actions.size(), 1u) << "no undrain of a link that never left service";
+  EXPECT_EQ(switches["rtsw0001"]->calls + switches["ctsw001"]->calls, calls) << "no switch called";
+  EXPECT_FALSE(drained_at_switch(l));
+}
+
 TEST_F(WorkflowTest, ALinkThatFailsValidationTwiceIsEscalatedAndStaysDrained) {
   const auto l = link("rtsw0001:eth5");
   drain_and_verify(7, l);
