@@ -124,7 +124,7 @@ TEST(NotifyPayload, ASeverityChangeResolvesTheOldAlertAndTheLastEventOfAnAlertWi
 TEST(NotifyPayload, AWebhookCarriesTheEventAndTheIncident) {
   auto e = flap("opened", "blocked");
   e.blocked_reason = "rtsw0001 uplinks would fall to 50% (floor 75%)";
-  const auto body = nlohmann::json::parse(webhook_body(e, "http://10.1.2.3:9400"));
+  const auto body = nlohmann::json::parse(webhook_body(e, "http://198.18.0.10:9400"));
   EXPECT_EQ(body["event_id"], 41);
   EXPECT_EQ(body["event"], "opened");
   EXPECT_EQ(body["at"], format_iso8601(at(100)));
@@ -133,7 +133,7 @@ TEST(NotifyPayload, AWebhookCarriesTheEventAndTheIncident) {
             "75%)): 12 carrier changes in 60 s");
   EXPECT_EQ(body["incident"]["id"], 7);
   EXPECT_EQ(body["incident"]["owner"], "network");
-  EXPECT_EQ(body["incident"]["url"], "http://10.1.2.3:9400/incidents/7");
+  EXPECT_EQ(body["incident"]["url"], "http://198.18.0.10:9400/incidents/7");
   EXPECT_EQ(body["incident"]["blocked_reason"], e.blocked_reason);
   EXPECT_FALSE(body["incident"].contains("ended_at"));
   // Bytes that are not UTF-8 in a summary are replaced, never a crash.
