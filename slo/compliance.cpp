@@ -53,7 +53,9 @@ std::optional<Time> deadline(Time start, std::span<const TargetVersion> versions
 
 StageOutcome judge_in_window(const StageTimes& inc, Stage stage, std::span<const TargetVersion> versions, Window w) {
   StageOutcome o;
-  const auto [begin, finish] = stage_bounds(inc, stage);
+  const auto bounds = stage_bounds(inc, stage);
+  const std::optional<Time>& begin = bounds.first;  // names, not a binding: the lambda below captures it
+  const std::optional<Time>& finish = bounds.second;
   if (!begin || versions.empty()) return o;  // not applicable
   const auto due = deadline(*begin, versions);
   // Decided when it finished (on time) or when its deadline passed, whichever came first.
