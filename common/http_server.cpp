@@ -335,6 +335,10 @@ class Session {
   }
 
   void respond(HttpResponse resp, bool keep_alive, unsigned version) {
+    if (resp.hang_up) {
+      derived().finish(false);
+      return;
+    }
     auto res = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(resp.status), version);
     res->set(http::field::server, "fabric-medic");

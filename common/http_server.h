@@ -38,6 +38,8 @@ struct HttpResponse {
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  // Close the connection without answering (an emulated switch that drops the call).
+  bool hang_up = false;
 
   static HttpResponse text(unsigned status, std::string body);
   static HttpResponse json(unsigned status, std::string body);

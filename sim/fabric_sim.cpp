@@ -29,6 +29,8 @@ FabricSim::FabricSim(const fabric::Topology& topology, uint64_t seed)
       modes_(topology.devices().size(), DeviceMode::normal),
       reflector_down_(topology.devices().size(), 0),
       rpc_delay_s_(topology.devices().size(), 0.0),
+      rpc_answer_(topology.devices().size(), RpcAnswer::none),
+      claimed_drained_(topology.ports().size(), -1),
       ecmp_(topology, seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> util(0.25, 0.6);
@@ -186,6 +188,10 @@ void FabricSim::apply(const Fault& f, SimEvent::Phase phase, double t) {
     case FaultKind::probe_delay: s->extra_delay_ms = on ? f.value : 0; break;
     case FaultKind::reflector_down: reflector_down_[f.device] = on ? 1 : 0; break;
     case FaultKind::rpc_delay: rpc_delay_s_[f.device] = on ? f.value : 0; break;
+    case FaultKind::rpc_fault:
+      rpc_answer_[f.device] = on ? f.answer : RpcAnswer::none;
+      for (const fabric::PortId p : topology_.ports_of(f.device)) claimed_drained_[p] = -1;
+      break;
     case FaultKind::absurd:
       s->absurd_counter = on ? f.counter : "";
       s->absurd_value = f.value;
@@ -215,6 +221,12 @@ Result<PortCounters> FabricSim::set_drained(fabric::DeviceId device, std::string
     return Error{"unknown interface " + quote(port) + " on " + topology_.device(device).name};
   }
   integrate_link(*p, t);
+  if (rpc_answer_[device] == RpcAnswer::lie) {
+    claimed_drained_[*p] = drained ? 1 : 0;
+    PortCounters said = ports_[*p].c;
+    said.drained = drained;
+    return said;
+  }
   ports_[*p].c.drained = drained;
   return ports_[*p].c;
 }
@@ -224,7 +236,9 @@ Result<PortCounters> FabricSim::state(fabric::DeviceId device, std::string_view 
   if (!p || topology_.port(*p).link == fabric::kNone) {
     return Error{"unknown interface " + quote(port) + " on " + topology_.device(device).name};
   }
-  return counters(*p, t);
+  PortCounters c = counters(*p, t);
+  if (rpc_answer_[device] == RpcAnswer::lie && claimed_drained_[*p] >= 0) c.drained = claimed_drained_[*p] == 1;
+  return c;
 }
 
 PortCounters FabricSim::counters(fabric::PortId port, double t) {

@@ -62,6 +62,9 @@ class FabricSim {
   bool reflector_down(fabric::DeviceId device) const { return reflector_down_[device] != 0; }
   // Seconds the device's drain API takes to answer now (rpc_delay faults).
   double rpc_delay_s(fabric::DeviceId device) const { return rpc_delay_s_[device]; }
+  // How the device's drain API misbehaves now (rpc_fault faults); a lying device's
+  // set_drained and state answer what was asked for and change nothing.
+  RpcAnswer rpc_answer(fabric::DeviceId device) const { return rpc_answer_[device]; }
 
   // A STAMP probe from the port with address `src` to the port with address `dst`: the path
   // it takes there (ECMP by 5-tuple, as EcmpModel says) and back (the reverse 5-tuple),
@@ -118,6 +121,8 @@ class FabricSim {
   std::vector<DeviceMode> modes_;
   std::vector<uint8_t> reflector_down_;
   std::vector<double> rpc_delay_s_;
+  std::vector<RpcAnswer> rpc_answer_;
+  std::vector<int8_t> claimed_drained_;  // per port, what a lying device said it did (-1: nothing)
   probes::EcmpModel ecmp_;
 };
 

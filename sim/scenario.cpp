@@ -44,6 +44,7 @@ const std::vector<KindSpec>& specs() {
       {FaultKind::reflector_down, "reflector_down", "device", {}, {}},
       {FaultKind::absurd, "absurd", "end", {"counter", "value"}, {"counter", "value"}},
       {FaultKind::rpc_delay, "rpc_delay", "device", {"seconds"}, {"seconds"}},
+      {FaultKind::rpc_fault, "rpc_fault", "device", {"answer"}, {"answer"}},
   };
   return s;
 }
@@ -67,6 +68,17 @@ bool absurd_counter_supported(const std::string& name) {
 std::string_view to_string(FaultKind k) {
   for (const auto& s : specs()) {
     if (s.kind == k) return s.name;
+  }
+  return "?";
+}
+
+std::string_view to_string(RpcAnswer a) {
+  switch (a) {
+    case RpcAnswer::none: return "none";
+    case RpcAnswer::error: return "error";
+    case RpcAnswer::garbage: return "garbage";
+    case RpcAnswer::close: return "close";
+    case RpcAnswer::lie: return "lie";
   }
   return "?";
 }
@@ -210,6 +222,18 @@ Scenario parse_scenario(std::string_view text, const std::string& source, const 
         fault.value = num("seconds", 0, true);
         if (fault.value > 600) fail(path + ".seconds", "must be at most 600");
         break;
+      case FaultKind::rpc_fault: {
+        const auto a = f.find("answer");
+        constexpr RpcAnswer kAnswers[] = {RpcAnswer::error, RpcAnswer::garbage, RpcAnswer::close, RpcAnswer::lie};
+        for (const RpcAnswer k : kAnswers) {
+          if (a != f.end() && a->is_string() && *a == to_string(k)) fault.answer = k;
+        }
+        if (fault.answer == RpcAnswer::none) {
+          fail(path + ".answer", "expected \"error\", \"garbage\", \"close\" or \"lie\", got " +
+                                     (a == f.end() ? std::string("nothing") : a->dump()));
+        }
+        break;
+      }
       case FaultKind::absurd: {
         const auto c = f.find("counter");
         if (c == f.end() || !c->is_string() || !absurd_counter_supported(c->get<std::string>())) {

@@ -28,7 +28,13 @@ enum class FaultKind : uint8_t {
   reflector_down,  // device: its STAMP reflector stops answering (the device itself is fine)
   absurd,        // end: its `counter` reads `value` while the fault lasts (a broken exporter)
   rpc_delay,     // device: its drain API answers (and acts) `value` seconds after each request
+  rpc_fault,     // device: its drain API misbehaves as `answer` says (RpcAnswer)
 };
+// How a drain API with an rpc_fault answers: HTTP 500; 200 with a body that is not
+// JSON-RPC; the connection closed without an answer; or a lie (every call answered as if it
+// had worked, with nothing done: get_state says what the last call asked for).
+enum class RpcAnswer : uint8_t { none, error, garbage, close, lie };
+std::string_view to_string(RpcAnswer a);
 std::string_view to_string(FaultKind k);
 // The counters an `absurd` fault can replace (fabsim's port counters, by canonical name).
 const std::vector<std::string>& absurd_counters();
@@ -47,6 +53,7 @@ struct Fault {
   double value = 0;
   double value2 = 0;
   std::string counter;  // absurd: the canonical counter name it replaces
+  RpcAnswer answer = RpcAnswer::none;  // rpc_fault
 };
 
 // What the simulator does at a moment: a link goes down or up, or a fault starts or ends.

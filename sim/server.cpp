@@ -22,6 +22,18 @@ HttpResponse rpc(FabricSim& sim, fabric::DeviceId device, double t, const HttpRe
                                              -32600, "invalid request")
                                        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
+  switch (sim.rpc_answer(device)) {
+    case RpcAnswer::error: return HttpResponse::text(500, "internal error: interface manager restarting");
+    case RpcAnswer::garbage:
+      return HttpResponse::json(200, "<html><body>502 upstream</body></html>\n{\"jsonrpc\": \"2.0\", \"res");
+    case RpcAnswer::close: {
+      HttpResponse r;
+      r.hang_up = true;
+      return r;
+    }
+    case RpcAnswer::lie:  // FabricSim answers what was asked and does nothing
+    case RpcAnswer::none: break;
+  }
   const json id = doc.contains("id") ? doc["id"] : json(nullptr);
   const std::string method = doc["method"];
   const json params = doc.value("params", json::object());

@@ -5,7 +5,10 @@
 //    the server is thawed medicd leads again and /healthz is 200;
 //  - stopped for 60 s while a link flaps five times: medicd stays up (no exit 4), keeps
 //    what it found, takes the lead again when the server is back, records the flaps and
-//    drains the link, with its intent written before the switch was touched.
+//    drains the link, with its intent written before the switch was touched;
+//  - restarted in the middle of a drain (the intent written, the switch still answering),
+//    then its connections cut again and again by a proxy while medicd records the result:
+//    the action is finished exactly once, the link drained once, nothing written twice.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -16,6 +19,7 @@
 #include "common/http_client.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/support/private_pg.h"
+#include "tests/support/tcp_proxy.h"
 #include "tests/support/testing.h"
 
 namespace medic {
@@ -185,6 +189,82 @@ TEST_F(E2EDatabase, AStoppedDatabaseLosesNothingFoundMeanwhile) {
   EXPECT_EQ(metric(http, api, "medic_pending_records"), 0);
   EXPECT_EQ(metric(http, api, "medic_records_dropped_total"), 0);
   EXPECT_TRUE(leads(http, api, 2)) << healthz(http, api).second;
+  EXPECT_THAT(medicd.output(), ::testing::Not(HasSubstr("stopping so a leader can act")));
+}
+
+TEST_F(E2EDatabase, ARestartMidDrainAndCutConnectionsFinishTheActionExactlyOnce) {
+  testing::PrivatePostgres pg;
+  const auto [pg_host, pg_port] = testing::TcpProxy::url_host_port(pg.url());
+  testing::TcpProxy proxy(pg_host, pg_port);
+  DemoFabsim fabsim;
+  // rtsw0001's drain API takes 1.5 s per call (inside the driver's timeout): a drain spends
+  // seconds between its intent and its result. Its uplink flaps 20 s in.
+  ASSERT_NO_FATAL_FAILURE(fabsim.start(
+      dir, json{{"faults",
+                 {{{"kind", "rpc_delay"}, {"device", "rtsw0001"}, {"at_s", 0}, {"seconds", 1.5}},
+                  {{"kind", "flap"}, {"link", "rtsw0001:eth5"}, {"at_s", 20.0}, {"count", 5}, {"period_s", 1.0},
+                   {"down_s", 0.3}}}}}
+               .dump()));
+  testing::Process medicd(MEDIC_MEDICD_BIN,
+                          {"--topology", fabsim.exported, "--db", testing::TcpProxy::rewrite_url(pg.url(), proxy.port()),
+                           "--no-probe", "--http", "127.0.0.1:0", "--run-for", "200", "--db-timeout", "2"});
+  const std::string api = api_of(medicd);
+  ASSERT_FALSE(api.empty()) << medicd.output();
+  ASSERT_TRUE(testing::eventually([&] { return get(api + "/healthz").first == 200; }, 60s)) << medicd.output();
+  const std::string link = std::string("link = '") + kFlapping + "'";
+
+  // The intent is written and the switch is being called: the server restarts now.
+  ASSERT_TRUE(testing::eventually(
+      [&] { return query(pg.url(), "SELECT state FROM actions WHERE kind = 'drain' AND " + link) == "intent"; }, 60s))
+      << medicd.output();
+  pg.stop();
+  std::this_thread::sleep_for(3s);
+  pg.start();
+  // While medicd reconnects, leads again and records the result, every connection it has is
+  // cut every 250 ms for 8 s: some of its transactions lose their connection half way.
+  const auto cut_until = std::chrono::steady_clock::now() + 8s;
+  int cuts = 0;
+  while (std::chrono::steady_clock::now() < cut_until) {
+    std::this_thread::sleep_for(250ms);
+    proxy.cut();
+    ++cuts;
+  }
+  EXPECT_GE(cuts, 20);
+
+  // The drain is finished once: one action, succeeded; the link drained once, at both ends.
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        return query(pg.url(), "SELECT string_agg(state, ',') FROM actions WHERE kind = 'drain' AND " + link) ==
+               "succeeded";
+      },
+      90s))
+      << medicd.output();
+  EXPECT_EQ(query(pg.url(), "SELECT count(*) FROM actions"), "1");
+  EXPECT_EQ(query(pg.url(), "SELECT count(*) FROM incidents"), "1");
+  EXPECT_EQ(query(pg.url(), "SELECT state FROM incidents WHERE " + link), "repair_requested");
+  EXPECT_EQ(query(pg.url(), "SELECT drain_state || ' ' || (drain_incident_id = (SELECT id FROM incidents))::text FROM "
+                            "links WHERE name = '" + std::string(kFlapping) + "'"),
+            "drained true");
+  // Verified once: the result the restart lost is found again at the switch (reconciliation)
+  // or written as it came, never both, and the traffic check is made once.
+  EXPECT_EQ(query(pg.url(), "SELECT count(*) FROM actions, jsonb_array_elements_text(steps) s "
+                            "WHERE s LIKE 'verify traffic%' AND " + link),
+            "1")
+      << query(pg.url(), "SELECT steps::text FROM actions");
+  auto r = http.get(fabsim.sim + "/admin/links");
+  ASSERT_TRUE(r.ok() && r->status == 200);
+  for (const auto& l : json::parse(r->body)) {
+    const bool drained = l["a_drained"].get<bool>() || l["b_drained"].get<bool>();
+    EXPECT_EQ(drained, l["name"] == kFlapping) << l.dump();
+    if (l["name"] == kFlapping) {
+      EXPECT_TRUE(l["a_drained"].get<bool>() && l["b_drained"].get<bool>());
+    }
+  }
+  // A drain verified once; the audit trail holds its intent and its end once each.
+  EXPECT_EQ(metric(http, api, "medic_drains_succeeded_total"), 1);
+  EXPECT_EQ(query(pg.url(), "SELECT string_agg(what, ',' ORDER BY id) FROM audit WHERE what LIKE 'drain%'"),
+            "drain,drain_succeeded");
+  EXPECT_TRUE(medicd.running()) << medicd.output();
   EXPECT_THAT(medicd.output(), ::testing::Not(HasSubstr("stopping so a leader can act")));
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <random>
 #include <gmock/gmock.h>
+#include <nlohmann/json.hpp>
 #include "sim/fabric_sim.h"
 #include "sim/server.h"
 
@@ -13,6 +14,16 @@
 
 namespace medic::sim {
 namespace {
+
+// The message parse_scenario refuses `text` with ("" when it takes it).
+std::string scenario_error(const std::string& text, const fabric::Topology& topo) {
+  try {
+    parse_scenario(text, "s.json", topo);
+  } catch (const ScenarioError& e) {
+    return std::string(e.what());
+  }
+  return std::string();
+}
 
 class ScenarioTest : public ::testing::Test {
  protected:
@@ -106,7 +117,7 @@ TEST_F(ScenarioTest, ErrorsNameTheFileAndJsonPath) {
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "melt", "link": "rtsw0001:eth5", "at_s": 0}]})"),
             "s.json: $.faults[0].kind: unknown fault kind \"melt\" (expected flap, down, optics_loss, weak_tx, "
             "optics_drift, corrupt, fec, pause, congestion, silent, garbage, reboot, probe_loss, probe_delay, "
-            "reflector_down, absurd, rpc_delay)");
+            "reflector_down, absurd, rpc_delay, rpc_fault)");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": 3, "link": "rtsw0001:eth5", "at_s": 0}]})"),
             "s.json: $.faults[0].kind: expected a fault kind");
   EXPECT_EQ(error_of(R"({"faults": [{"link": "rtsw0001:eth5", "at_s": 0}]})"),
@@ -192,14 +203,7 @@ TEST(ScenarioFaultKinds, AbsurdAndReflectorDownFaults) {
   EXPECT_EQ(sc.faults[0].value, 1.8446744073709552e19);
   EXPECT_EQ(sc.faults[1].value, -5);
   EXPECT_EQ(sc.faults[2].kind, FaultKind::reflector_down);
-  auto error_of = [&](const std::string& text) {
-    try {
-      parse_scenario(text, "s.json", topo);
-    } catch (const ScenarioError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto error_of = [&](const std::string& text) { return scenario_error(text, topo); };
   EXPECT_THAT(error_of(R"({"faults": [{"kind": "absurd", "end": "rtsw0001:eth7", "counter": "oper_up", "value": 1, "at_s": 0}]})"),
               ::testing::StartsWith("s.json: $.faults[0].counter: expected one of carrier_changes, link_down_events"));
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "absurd", "end": "rtsw0001:eth7", "counter": "rx_bytes", "value": "big", "at_s": 0}]})"),
@@ -231,14 +235,7 @@ TEST(ScenarioFaultKinds, RpcDelayIsASwitchsSlowDrainApi) {
   EXPECT_EQ(answer_delay_s(sim, rpc), 0);
   sim.apply(sc.faults[0], SimEvent::Phase::end, 12);
   EXPECT_EQ(sim.rpc_delay_s(slow), 0);
-  auto error_of = [&](const std::string& text) {
-    try {
-      parse_scenario(text, "s.json", topo);
-    } catch (const ScenarioError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto error_of = [&](const std::string& text) { return scenario_error(text, topo); };
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "rpc_delay", "device": "rtsw0001", "seconds": 601, "at_s": 0}]})"),
             "s.json: $.faults[0].seconds: must be at most 600");
   EXPECT_THAT(error_of(R"({"faults": [{"kind": "rpc_delay", "device": "rtsw0001", "seconds": -1, "at_s": 0}]})"),
@@ -270,6 +267,57 @@ TEST(FabricSimFaults, AnAbsurdValueShowsWhileItLastsAndTheRealCounterGoesOn) {
   EXPECT_FALSE(sim.probe(topo.peer(to), to, 40000, 862, rng).delivered);
   sim.apply(r, SimEvent::Phase::end, 5);
   EXPECT_TRUE(sim.probe(topo.peer(to), to, 40000, 862, rng).delivered);
+}
+
+
+// A switch whose drain API misbehaves: each answer as the scenario says, for that switch
+// only and while the fault lasts; a liar answers what it was asked and changes nothing.
+TEST(ScenarioFaultKinds, RpcFaultAnswersAsTheScenarioSaysAndALiarChangesNothing) {
+  const fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
+  const Scenario sc = parse_scenario(R"({"faults": [
+      {"kind": "rpc_fault", "device": "rtsw0001", "answer": "error", "at_s": 0, "duration_s": 10},
+      {"kind": "rpc_fault", "device": "rtsw0002", "answer": "garbage", "at_s": 0},
+      {"kind": "rpc_fault", "device": "rtsw0003", "answer": "close", "at_s": 0},
+      {"kind": "rpc_fault", "device": "rtsw0004", "answer": "lie", "at_s": 0}]})",
+                                     "s.json", topo);
+  ASSERT_EQ(sc.faults.size(), 4u);
+  EXPECT_EQ(sc.faults[3].answer, RpcAnswer::lie);
+  FabricSim sim(topo);
+  for (const Fault& f : sc.faults) sim.apply(f, SimEvent::Phase::start, 0);
+  auto call = [&](const std::string& device, const std::string& method) {
+    HttpRequest rpc;
+    rpc.method = "POST";
+    rpc.path = "/s/" + device + "/rpc";
+    rpc.body = R"({"jsonrpc": "2.0", "id": 7, "method": ")" + method + R"(", "params": {"interface": "eth5"}})";
+    return handle(sim, 1, rpc, ServerOptions{});
+  };
+  EXPECT_EQ(call("rtsw0001", "interface.drain").status, 500u);
+  const HttpResponse garbage = call("rtsw0002", "interface.drain");
+  EXPECT_EQ(garbage.status, 200u);
+  EXPECT_TRUE(nlohmann::json::parse(garbage.body, nullptr, false).is_discarded()) << garbage.body;
+  EXPECT_TRUE(call("rtsw0003", "interface.drain").hang_up);
+  EXPECT_FALSE(call("rtsw0005", "interface.drain").hang_up);  // a switch without the fault
+
+  // The liar: says drained, keeps forwarding, and its read-back agrees with what it said.
+  const fabric::PortId liar = *topo.find_port("rtsw0004", "eth5");
+  const HttpResponse said = call("rtsw0004", "interface.drain");
+  ASSERT_EQ(said.status, 200u);
+  EXPECT_EQ(nlohmann::json::parse(said.body)["result"]["drained"], true);
+  EXPECT_EQ(nlohmann::json::parse(call("rtsw0004", "interface.get_state").body)["result"]["drained"], true);
+  EXPECT_FALSE(sim.counters(liar, 2).drained);
+  EXPECT_TRUE(sim.carries_traffic(topo.port(liar).link));
+  // The fault over, the truth shows again; the error switch answers again too.
+  sim.apply(sc.faults[3], SimEvent::Phase::end, 3);
+  EXPECT_EQ(nlohmann::json::parse(call("rtsw0004", "interface.get_state").body)["result"]["drained"], false);
+  sim.apply(sc.faults[0], SimEvent::Phase::end, 10);
+  EXPECT_EQ(call("rtsw0001", "interface.drain").status, 200u);
+  EXPECT_TRUE(sim.counters(*topo.find_port("rtsw0001", "eth5"), 11).drained);
+
+  auto error_of = [&](const std::string& text) { return scenario_error(text, topo); };
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "rpc_fault", "device": "rtsw0001", "answer": "sulk", "at_s": 0}]})"),
+            "s.json: $.faults[0].answer: expected \"error\", \"garbage\", \"close\" or \"lie\", got \"sulk\"");
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "rpc_fault", "device": "rtsw0001", "at_s": 0}]})"),
+            "s.json: $.faults[0].answer: expected \"error\", \"garbage\", \"close\" or \"lie\", got nothing");
 }
 
 }  // namespace
