@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/strings.h"
+#include "telemetry/tracker.h"
 
 namespace medic::detectors {
 
@@ -97,10 +98,17 @@ void InvalidTelemetryDetector::observe(const telemetry::PortDelta& d, std::vecto
   Finding f = make_finding(FindingKind::telemetry_invalid, Severity::warning, d.time, d.time);
   f.device = dev;
   f.port = d.port;
-  f.summary = topology_.endpoint_name(d.port) + " reported " + counters + " = " + value +
-              (speed > 0 ? ", more than a " + format_number(speed) + " Gb/s port can count" : ", not a value a port can count") +
-              " in " + format_duration(d.interval) +
-              ": the sample is left out; the device's telemetry is at fault, not its link";
+  if (d.went_back) {
+    f.summary = topology_.endpoint_name(d.port) + " reported " + counters + " going back (now " + value + ") " +
+                std::to_string(telemetry::CounterTracker::kRebaselineAfter) +
+                " samples in a row, with no restart between: no delta is taken from them; the device's telemetry is at "
+                "fault, not its link";
+  } else {
+    f.summary = topology_.endpoint_name(d.port) + " reported " + counters + " = " + value +
+                (speed > 0 ? ", more than a " + format_number(speed) + " Gb/s port can count" : ", not a value a port can count") +
+                " in " + format_duration(d.interval) +
+                ": the sample is left out; the device's telemetry is at fault, not its link";
+  }
   f.evidence["value"] = d.implausible_value;
   f.evidence["interval_s"] = seconds(d.interval);
   out.push_back(std::move(f));

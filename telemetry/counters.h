@@ -70,6 +70,10 @@ struct PortDelta {
   Duration interval{};
   uint32_t present = 0;
   bool counters_reset = false;  // the device restarted its counters this interval
+  // Its counters went back sample after sample (CounterTracker::kRebaselineAfter in a row)
+  // with no rise between: no restart does that, the telemetry is lying. The counters that
+  // went back are also flagged in `implausible`.
+  bool went_back = false;
   // Counters whose value this sample was implausible (left out), and the first such
   // counter's reported value, for the message.
   uint32_t implausible = 0;

@@ -108,7 +108,14 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
   };
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
+    if (eol == std::string_view::npos) {
+      // The format ends every line with a line feed, the last one too. An answer that stops
+      // inside a line was cut short (a connection closed early, with no length to tell),
+      // and its last value may be a prefix of the real one: "12" of "12345" reads as a
+      // counter going back, and the next whole answer as a burst of 12,333 drops.
+      ++line_no;
+      return fail("no line feed at the end of the payload (cut short?)");
+    }
     std::string_view line = text.substr(pos, eol - pos);
     pos = eol + 1;
     ++line_no;
@@ -202,7 +209,9 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
             }
             const char e = line[i + 1];
             if (e != '\\' && e != '"' && e != 'n') {
-              return fail("invalid escape \\" + std::string(1, e) + " in value of label " + std::string(lname));
+              // The escaped byte may be any byte of the payload: quoted escaped, never raw.
+              return fail("invalid escape \\" + escape_text(std::string_view(&e, 1)) + " in value of label " +
+                          std::string(lname));
             }
             esc = true;
             i += 2;

@@ -81,13 +81,17 @@ bool plausible_value(Counter c, double v) {
   }
 }
 
-CounterTracker::CounterTracker(size_t port_count) : last_(port_count), speed_gbps_(port_count, 0.0) {}
+CounterTracker::CounterTracker(size_t port_count)
+    : last_(port_count), speed_gbps_(port_count, 0.0), back_in_a_row_(port_count, 0) {}
 
 CounterTracker::CounterTracker(std::vector<double> port_speed_gbps)
-    : last_(port_speed_gbps.size()), speed_gbps_(std::move(port_speed_gbps)) {}
+    : last_(port_speed_gbps.size()), speed_gbps_(std::move(port_speed_gbps)), back_in_a_row_(last_.size(), 0) {}
 
 void CounterTracker::forget(fabric::PortId port) {
-  if (port < last_.size()) last_[port].present = 0;
+  if (port < last_.size()) {
+    last_[port].present = 0;
+    back_in_a_row_[port] = 0;
+  }
 }
 
 PortDelta CounterTracker::observe(const PortSample& s) {
@@ -105,6 +109,8 @@ PortDelta CounterTracker::observe(const PortSample& s) {
     d.implausible |= bit(c);
     ++implausible_;
   };
+  uint32_t went_back = 0;  // counters that went back this sample
+  double went_back_value = 0;
   for (size_t i = 0; i < kCounterCount; ++i) {
     const auto c = static_cast<Counter>(i);
     if (!s.has(c) || std::isnan(s.v[i])) continue;
@@ -174,6 +180,8 @@ PortDelta CounterTracker::observe(const PortSample& s) {
       unconfirmed_.erase(key);  // a sound rise led here: a real baseline
     } else {
       d.counters_reset = true;
+      if (went_back == 0) went_back_value = s.v[i];
+      went_back |= bit(c);
       // Restarted from this value: near the top of 64 bits it proves nothing yet.
       if (s.v[i] >= 0.75 * k2p64) {
         unconfirmed_.insert(key);
@@ -183,6 +191,21 @@ PortDelta CounterTracker::observe(const PortSample& s) {
     }
   }
   if (d.counters_reset) ++resets_;
+  if (newer) {
+    uint8_t& in_a_row = back_in_a_row_[s.port];
+    if (went_back == 0) {
+      in_a_row = 0;
+    } else if (in_a_row < kRebaselineAfter) {
+      ++in_a_row;
+    }
+    if (in_a_row >= kRebaselineAfter) {
+      // A restart sets counters back once; back again and again is the telemetry at fault.
+      d.went_back = true;
+      for (size_t i = 0; i < kCounterCount; ++i) {
+        if ((went_back & bit(static_cast<Counter>(i))) != 0) flag(static_cast<Counter>(i), went_back_value);
+      }
+    }
+  }
   if (newer) prev = next;
   return d;
 }

@@ -4,7 +4,9 @@
 // rise no link can produce in the elapsed time at its speed (flaps, errors, packets,
 // bytes) is implausible: it yields no delta, is flagged in PortDelta::implausible, and
 // never becomes the baseline; after kRebaselineAfter implausible values in a row the
-// counter is taken to have really jumped and starts afresh from the new value.
+// counter is taken to have really jumped and starts afresh from the new value. A restart
+// sets a port's counters back once and then they rise; counters that go back in
+// kRebaselineAfter samples in a row are implausible too (PortDelta::went_back).
 #pragma once
 
 #include <unordered_map>
@@ -58,6 +60,7 @@ class CounterTracker {
   // Baselines near the top of 64 bits that no sound rise led to (a first value, a restart
   // after a jump): no wrap is taken from them.
   std::unordered_set<uint64_t> unconfirmed_;
+  std::vector<uint8_t> back_in_a_row_;  // per port: samples in a row whose counters went back
   size_t resets_ = 0;
   size_t wraps_ = 0;
   size_t implausible_ = 0;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/strings.h"
+
 namespace medic::telemetry {
 namespace {
 
@@ -212,13 +214,24 @@ TEST(PromParser, AllTypesAreKnown) {
 }
 
 TEST(PromParser, CrLfLineEndings) {
-  const Parsed r = parse("# TYPE a counter\r\na{x=\"1\"} 5 1000\r\nb 6\r\n\r\nc 7");
+  const Parsed r = parse("# TYPE a counter\r\na{x=\"1\"} 5 1000\r\nb 6\r\n\r\nc 7\r\n");
   ASSERT_TRUE(r.status.ok()) << r.status.error();
   ASSERT_EQ(r.samples.size(), 3u);
   EXPECT_EQ(r.samples[0].type, MetricType::counter);
   EXPECT_EQ(r.samples[0].timestamp_ms, 1000);
   EXPECT_EQ(r.samples[1].value, 6.0);
-  EXPECT_EQ(r.samples[2].value, 7.0);  // no final newline
+  EXPECT_EQ(r.samples[2].value, 7.0);
+}
+
+// An answer cut short inside its last line (the connection closed early, no length to
+// tell) is rejected whole: "c 12" of "c 12345" would read as a counter going back and the
+// next whole answer as a burst (tests/e2e/hostile_telemetry_test.cpp).
+TEST(PromParserErrors, PayloadCutShortInsideItsLastLine) {
+  EXPECT_EQ(error_of("a 1\nc 12"), "line 2: no line feed at the end of the payload (cut short?)");
+  EXPECT_EQ(error_of("a 1\nb{x=\"y"), "line 2: no line feed at the end of the payload (cut short?)");
+  EXPECT_EQ(error_of("a 1\n# HELP a th"), "line 2: no line feed at the end of the payload (cut short?)");
+  EXPECT_TRUE(parse("a 1\nc 12\n").status.ok());
+  EXPECT_TRUE(parse("").status.ok());
 }
 
 TEST(PromParser, CrLfErrorsCountLinesTheSame) {
@@ -297,17 +310,28 @@ TEST(PromParser, StatsAreOptional) {
 
 TEST(PromParserErrors, UnterminatedLabelValue) {
   EXPECT_EQ(error_of("a 1\nm{x=\"abc} 1\n"), "line 2: unterminated value of label x");
-  // A backslash at the very end cannot close the value either.
-  EXPECT_EQ(error_of("m{x=\"abc\\"), "line 1: unterminated value of label x");
+  // A payload ending inside a value (a backslash last) is refused as cut short: the last
+  // line of the text format ends in a line feed.
+  EXPECT_EQ(error_of("m{x=\"abc\\"), "line 1: no line feed at the end of the payload (cut short?)");
 }
 
 TEST(PromParserErrors, UnterminatedLabelSet) {
-  EXPECT_EQ(error_of("m{x=\"1\","), "line 1: unterminated label set of m");
+  EXPECT_EQ(error_of("m{x=\"1\",\n"), "line 1: unterminated label set of m");
+  EXPECT_EQ(error_of("m{x=\"1\","), "line 1: no line feed at the end of the payload (cut short?)");
   EXPECT_EQ(error_of("\n\nm{x=\"1\" 5\n"), "line 3: expected ',' or '}' after the value of label x");
 }
 
 TEST(PromParserErrors, BadEscape) {
   EXPECT_EQ(error_of("a 1\nb 2\nm{x=\"a\\tb\"} 1\n"), "line 3: invalid escape \\t in value of label x");
+}
+
+// Found by fuzzing (tests/fuzz/corpus/prometheus/regression-raw-byte-in-escape-error): the
+// byte after the backslash was quoted raw, so a payload's non-UTF-8 byte reached the logs.
+TEST(PromParserErrors, BadEscapeOfAnyByteIsQuotedEscaped) {
+  const std::string e = error_of("m{x=\"a\\\xe7\x9d\xa3\"} 1\n");
+  EXPECT_EQ(e, "line 1: invalid escape \\\\xe7 in value of label x");
+  EXPECT_FALSE(utf8_error(e).has_value());
+  EXPECT_EQ(error_of("m{x=\"\\\x01\"} 1\n"), "line 1: invalid escape \\\\x01 in value of label x");
 }
 
 TEST(PromParserErrors, MissingValue) {

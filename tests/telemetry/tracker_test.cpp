@@ -208,6 +208,55 @@ TEST(CounterTracker, DeviceRebootIsAResetNotASpike) {
   EXPECT_EQ(tr.resets(), 1u);
 }
 
+// A restart sets counters back once, then they rise; counters that go back sample after
+// sample with no rise between are the telemetry lying (tests/e2e/hostile_telemetry_test.cpp):
+// implausible from the kRebaselineAfter-th in a row, and never a delta.
+TEST(CounterTracker, CountersGoingBackSampleAfterSampleAreImplausible) {
+  CounterTracker tr(1);
+  double packets = 1'000'000;
+  PortSample a = sample(0, at(0));
+  a.set(Counter::rx_packets, packets);
+  a.set(Counter::rx_crc_errors, 0);
+  EXPECT_FALSE(tr.observe(a).went_back);
+  for (int i = 1; i <= CounterTracker::kRebaselineAfter + 1; ++i) {
+    packets *= 0.97;
+    PortSample b = sample(0, at(i));
+    b.set(Counter::rx_packets, packets);
+    b.set(Counter::rx_crc_errors, 0);
+    const PortDelta d = tr.observe(b);
+    EXPECT_TRUE(d.counters_reset) << i;
+    EXPECT_FALSE(d.has(Counter::rx_packets)) << i;
+    EXPECT_EQ(d.went_back, i >= CounterTracker::kRebaselineAfter) << i;
+    EXPECT_EQ(d.implausible, i >= CounterTracker::kRebaselineAfter ? bit(Counter::rx_packets) : 0u) << i;
+    if (d.went_back) {
+      EXPECT_EQ(d.implausible_value, packets);
+    }
+  }
+  // Rising again: a sound delta, and going back once more starts the count afresh.
+  PortSample c = sample(0, at(10));
+  c.set(Counter::rx_packets, packets + 500);
+  const PortDelta d = tr.observe(c);
+  EXPECT_FALSE(d.went_back);
+  EXPECT_EQ(d.get(Counter::rx_packets), 500.0);
+  PortSample e = sample(0, at(11));
+  e.set(Counter::rx_packets, 10);
+  EXPECT_FALSE(tr.observe(e).went_back);
+}
+
+TEST(CounterTracker, ARestartIsNeverCountersGoingBack) {
+  CounterTracker tr(1);
+  for (int restart = 0; restart < 3; ++restart) {
+    for (int i = 0; i < 3; ++i) {
+      PortSample s = sample(0, at(restart * 10 + i));
+      s.set(Counter::rx_packets, 1000.0 * (i + 1) + (restart == 0 ? 1e6 : 0));
+      const PortDelta d = tr.observe(s);
+      EXPECT_FALSE(d.went_back);
+      EXPECT_EQ(d.implausible, 0u);
+    }
+  }
+  EXPECT_EQ(tr.resets(), 2u);
+}
+
 TEST(CounterTracker, ResetOfOneCounterCountsOnce) {
   CounterTracker tr(1);
   PortSample a = sample(0, at(0));
