@@ -12,6 +12,10 @@ Time SystemClock::now() const {
   return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
 }
 
+Duration SystemClock::monotonic() const {
+  return std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now().time_since_epoch());
+}
+
 std::string format_iso8601(Time t) {
   const int64_t us = t.time_since_epoch().count();
   int64_t secs = us / 1000000;

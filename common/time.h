@@ -14,15 +14,22 @@ namespace medic {
 using Time = std::chrono::sys_time<std::chrono::microseconds>;
 using Duration = std::chrono::microseconds;
 
+// Two readings: the wall clock (what is recorded, what people and other hosts compare) and
+// a monotonic one (how long something took, when a timer is due). The wall clock may be
+// stepped, backwards or forwards (NTP, an operator); the monotonic one never is, so
+// intervals and timers are measured on it.
 class Clock {
  public:
   virtual ~Clock() = default;
   virtual Time now() const = 0;
+  // Time since an arbitrary fixed point; never goes backwards, never jumps.
+  virtual Duration monotonic() const = 0;
 };
 
 class SystemClock final : public Clock {
  public:
   Time now() const override;
+  Duration monotonic() const override;
 };
 
 // A clock that only moves when a test moves it.
@@ -30,11 +37,19 @@ class SimulatedClock final : public Clock {
  public:
   explicit SimulatedClock(Time start) : now_(start) {}
   Time now() const override { return now_; }
-  void advance(Duration d) { now_ += d; }
+  Duration monotonic() const override { return mono_; }
+  // Time passes: both readings move.
+  void advance(Duration d) {
+    now_ += d;
+    mono_ += d;
+  }
+  // The wall clock is set (stepped): the monotonic reading stays where it is.
   void set(Time t) { now_ = t; }
+  void step(Duration d) { now_ += d; }
 
  private:
   Time now_;
+  Duration mono_{0};
 };
 
 inline Time from_unix_seconds(double s) {

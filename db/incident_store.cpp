@@ -222,7 +222,8 @@ Status IncidentStore::resolve_incident(const triage::IncidentUpdate& u, const fa
   return c_.run("resolve_incident", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
     const auto r = w.exec_params(
-        "UPDATE incidents SET state = 'closed', closed_at = coalesce(closed_at, $2::timestamptz), updated_at = now() "
+        "UPDATE incidents SET state = 'closed', closed_at = coalesce(closed_at, GREATEST($2::timestamptz, started_at, "
+        "detected_at, triaged_at, mitigated_at)), updated_at = now() "
         "WHERE id = $1 AND state NOT IN ('closed', 'dismissed')",
         u.incident_id, ts(now));
     if (r.affected_rows() != 1) return Ok{};  // closed or dismissed already: nothing to do
@@ -299,24 +300,31 @@ Result<std::vector<IncidentRow>> IncidentStore::closed_since(Time since) {
 
 Status IncidentStore::set_incident_state(int64_t id, triage::IncidentState state, Time at, const std::string& reason) {
   using S = triage::IncidentState;
-  // One fixed statement per state: the stage column is never spliced from input.
+  // One fixed statement per state: the stage column is never spliced from input. A stage
+  // time is never before one already recorded (MEDIC_AFTER_STAGES): the times come from
+  // different clocks (each daemon's, the command line's) and a wall clock may be stepped
+  // back, and a stage that seemed to end before it began would be a negative stage time.
+#define MEDIC_AFTER_STAGES                                                                                      \
+  "GREATEST($2::timestamptz, started_at, detected_at, triaged_at, mitigated_at, repair_requested_at, repaired_at, " \
+  "validating_since, validated_at, undrained_at)"
   const char* sql = nullptr;
   switch (state) {
     case S::detected: sql = "UPDATE incidents SET state = 'detected', updated_at = now() WHERE id = $1 AND $2::timestamptz IS NOT NULL"; break;
-    case S::triaged: sql = "UPDATE incidents SET state = 'triaged', triaged_at = coalesce(triaged_at, $2::timestamptz), updated_at = now() WHERE id = $1"; break;
+    case S::triaged: sql = "UPDATE incidents SET state = 'triaged', triaged_at = coalesce(triaged_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
     case S::blocked: sql = "UPDATE incidents SET state = 'blocked', blocked_reason = $3, updated_at = now() WHERE id = $1 AND $2::timestamptz IS NOT NULL"; break;
-    case S::mitigated: sql = "UPDATE incidents SET state = 'mitigated', blocked_reason = NULL, mitigated_at = coalesce(mitigated_at, $2::timestamptz), updated_at = now() WHERE id = $1"; break;
-    case S::repair_requested: sql = "UPDATE incidents SET state = 'repair_requested', repair_requested_at = coalesce(repair_requested_at, $2::timestamptz), updated_at = now() WHERE id = $1"; break;
-    case S::repaired: sql = "UPDATE incidents SET state = 'repaired', repaired_at = coalesce(repaired_at, $2::timestamptz), updated_at = now() WHERE id = $1"; break;
-    case S::validated: sql = "UPDATE incidents SET state = 'validated', validated_at = coalesce(validated_at, $2::timestamptz), updated_at = now() WHERE id = $1"; break;
-    case S::undrained: sql = "UPDATE incidents SET state = 'undrained', undrained_at = coalesce(undrained_at, $2::timestamptz), updated_at = now() WHERE id = $1"; break;
-    case S::closed: sql = "UPDATE incidents SET state = 'closed', closed_at = coalesce(closed_at, $2::timestamptz), updated_at = now() WHERE id = $1"; break;
-    case S::dismissed: sql = "UPDATE incidents SET state = 'dismissed', dismissed_at = coalesce(dismissed_at, $2::timestamptz), blocked_reason = coalesce($3, blocked_reason), updated_at = now() WHERE id = $1"; break;
-    case S::escalated: sql = "UPDATE incidents SET state = 'escalated', escalated_at = coalesce(escalated_at, $2::timestamptz), blocked_reason = coalesce($3, blocked_reason), updated_at = now() WHERE id = $1"; break;
+    case S::mitigated: sql = "UPDATE incidents SET state = 'mitigated', blocked_reason = NULL, mitigated_at = coalesce(mitigated_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
+    case S::repair_requested: sql = "UPDATE incidents SET state = 'repair_requested', repair_requested_at = coalesce(repair_requested_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
+    case S::repaired: sql = "UPDATE incidents SET state = 'repaired', repaired_at = coalesce(repaired_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
+    case S::validated: sql = "UPDATE incidents SET state = 'validated', validated_at = coalesce(validated_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
+    case S::undrained: sql = "UPDATE incidents SET state = 'undrained', undrained_at = coalesce(undrained_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
+    case S::closed: sql = "UPDATE incidents SET state = 'closed', closed_at = coalesce(closed_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
+    case S::dismissed: sql = "UPDATE incidents SET state = 'dismissed', dismissed_at = coalesce(dismissed_at, " MEDIC_AFTER_STAGES "), blocked_reason = coalesce($3, blocked_reason), updated_at = now() WHERE id = $1"; break;
+    case S::escalated: sql = "UPDATE incidents SET state = 'escalated', escalated_at = coalesce(escalated_at, " MEDIC_AFTER_STAGES "), blocked_reason = coalesce($3, blocked_reason), updated_at = now() WHERE id = $1"; break;
     case S::pending_approval: sql = "UPDATE incidents SET state = 'pending_approval', approval_reason = $3, updated_at = now() WHERE id = $1 AND $2::timestamptz IS NOT NULL"; break;
-    case S::validating: sql = "UPDATE incidents SET state = 'validating', validating_since = $2::timestamptz, updated_at = now() WHERE id = $1"; break;
+    case S::validating: sql = "UPDATE incidents SET state = 'validating', validating_since = " MEDIC_AFTER_STAGES ", updated_at = now() WHERE id = $1"; break;
     case S::kCount: return Error{"set_incident_state: no such state"};
   }
+#undef MEDIC_AFTER_STAGES
   return c_.run("set_incident_state", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
     pqxx::result r;

@@ -166,8 +166,8 @@ Status RemediationRecords::finish_action(int64_t action, const remediation::Acti
     pqxx::work w(pq.c);
     const json s = steps;
     const auto r = w.exec_params(
-        "UPDATE actions SET state = $2, reason = $3, steps = $4::jsonb, result_at = $5::timestamptz "
-        "WHERE id = $1 AND state IN ('intent', 'applied')",
+        "UPDATE actions SET state = $2, reason = $3, steps = $4::jsonb, result_at = GREATEST($5::timestamptz, intent_at) "
+        "WHERE id = $1 AND state IN ('intent', 'applied')",  // never before its intent (a clock stepped back)
         action, end, opt_text(reason), s.dump(), ts(at));
     if (r.affected_rows() != 1) return Error::conflict("action " + std::to_string(action) + " is not unfinished");
     w.exec_params(

@@ -251,7 +251,7 @@ void Workflow::on_reconcile_read(InFlight& f, SwitchResult& r, Time now) {
     f.steps.push_back("reconcile: switch reports drained");
     if (!store_ok(store_.action_applied(a.id, f.steps), "action_applied")) return;
     f.action.state = "applied";
-    f.applied_at = now;
+    mark_applied(f, now);
     f.phase = Phase::verifying;
     capacity_.set_reserved(a.link, false);
     capacity_.set_drained(a.link, true);
@@ -301,7 +301,7 @@ void Workflow::on_reconcile_undrained(InFlight& f, SwitchResult& r, Time now) {
   for (auto& step : r.outcome.steps) f.steps.push_back(std::move(step));
   if (!store_ok(store_.action_applied(a.id, f.steps), "action_applied")) return;
   f.action.state = "applied";
-  f.applied_at = now;
+  mark_applied(f, now);
   f.phase = Phase::verifying;
   // Still counted out of service until the undrain is verified (see on_undrain_applied).
   capacity_.set_reserved(a.link, false);
@@ -324,9 +324,32 @@ void Workflow::on_update(int64_t incident, fabric::LinkId link, triage::Incident
   if (fault_at != Time{} && (!c.rec.fault_at || fault_at < *c.rec.fault_at)) c.rec.fault_at = fault_at;
   c.rec.severity = std::max(c.rec.severity, severity);
   c.rec.loss = std::max(c.rec.loss, loss);
-  if (severity >= detectors::Severity::warning) c.last_fault_at = at;
+  const Duration mono = clock_.monotonic();
+  if (severity >= detectors::Severity::warning) c.last_fault = mono;
+  // How long ago the fault began, by the wall clock now, placed on the monotonic clock: a
+  // later step of the wall clock does not stretch or shrink the fault-to-drain latency.
+  if (c.rec.fault_at && (!c.fault_began || *c.rec.fault_at == fault_at)) {
+    c.fault_began = mono - std::max(Duration{0}, at - *c.rec.fault_at);
+  }
   // A reopened incident starts over from the decision to drain (its link may still be drained).
   if (c.rec.state == IncidentState::closed || c.rec.state == IncidentState::undrained) c.rec.state = IncidentState::triaged;
+}
+
+void Workflow::mark_applied(InFlight& f, Time now) {
+  f.applied_at = now;
+  f.applied_mono = clock_.monotonic();
+  f.from_at_apply = signals_.measured_from(f.action.link);
+}
+
+// Whether the link's latest rate was measured over an interval that began after the action
+// was applied. Readings are stamped with the wall clock, which may have been stepped since:
+// the apply is placed in the wall clock's current frame by the monotonic time elapsed since,
+// and a reading the counters have not replaced since the apply is never new.
+bool Workflow::reading_after_apply(const InFlight& f, Time now) const {
+  const Time from = signals_.measured_from(f.action.link);
+  if (from == Time{}) return false;
+  if (from == f.from_at_apply && from < f.applied_at) return false;
+  return from >= now - (clock_.monotonic() - f.applied_mono);
 }
 
 void Workflow::set_state(Case& c, IncidentState s, Time now, const std::string& reason) {
@@ -460,9 +483,9 @@ void Workflow::progress_inflight(Time now) {
     const fabric::LinkId link = f.action.link;
     const std::string& name = topology_.link(link).name;
     Case* c = case_of(f);
-    const bool fresh = signals_.measured_from(link) >= f.applied_at;
+    const bool fresh = reading_after_apply(f, now);
     const double pps = signals_.tx_pps(link);
-    const bool timed_out = now - f.applied_at >= policy_.verify_window;
+    const bool timed_out = clock_.monotonic() - f.applied_mono >= policy_.verify_window;
     bool done = false;
     if (f.action.kind == ActionKind::drain) {
       const double before = f.action.traffic_before;
@@ -473,7 +496,11 @@ void Workflow::progress_inflight(Time now) {
                                   : "verify traffic: " + pps_text(before) + " before, " + pps_text(pps) + " after");
         finish(f, ActionEnd::succeeded, true, "", now);
         ++metrics_.drains_verified;
-        if (f.fault_at && *f.fault_at <= now) metrics_.fault_to_drain_seconds.observe(seconds(now - *f.fault_at));
+        if (f.fault_began) {
+          metrics_.fault_to_drain_seconds.observe(seconds(clock_.monotonic() - *f.fault_began));
+        } else if (f.fault_at && *f.fault_at <= now) {
+          metrics_.fault_to_drain_seconds.observe(seconds(now - *f.fault_at));  // reloaded: the wall clock is all there is
+        }
         spdlog::info("incident {}: drained {} and verified ({})", f.action.incident_id, name, f.steps.back());
         // Dismissed meanwhile: stays dismissed, and tick() puts the link back.
         if (c != nullptr && c->rec.state != IncidentState::dismissed) {
@@ -531,6 +558,7 @@ void Workflow::progress_validation(Case& c, Time now) {
   const fabric::LinkId link = c.rec.link;
   if (c.rec.state == IncidentState::repaired) {
     c.rec.validating_since = now;
+    c.soak_started = clock_.monotonic();
     c.errors_at_soak_start = signals_.error_events(link);
     store_ok(store_.set_validation(c.rec.incident_id, c.rec.validation_failures, now), "set_validation");
     set_state(c, IncidentState::validating, now);
@@ -538,20 +566,25 @@ void Workflow::progress_validation(Case& c, Time now) {
                  topology_.link(link).name, format_number(seconds(policy_.soak)));
     return;
   }
-  const Time since = c.rec.validating_since.value_or(now);
+  const Duration mono = clock_.monotonic();
+  if (!c.soak_started) {
+    // Reloaded while soaking: what the wall clock says has passed, never less than nothing.
+    c.soak_started = mono - std::max(Duration{0}, now - c.rec.validating_since.value_or(now));
+  }
   std::string failure;
   if (signals_.oper(link) == 0) {
     failure = "link down during the soak";
   } else if (signals_.error_events(link) > c.errors_at_soak_start) {
     failure = "error counters rose by " + format_number(signals_.error_events(link) - c.errors_at_soak_start) +
               " during the soak";
-  } else if (c.last_fault_at > since) {
+  } else if (c.last_fault && *c.last_fault > *c.soak_started) {
     failure = "a new finding during the soak";
   }
   if (!failure.empty()) {
     ++c.rec.validation_failures;
     ++metrics_.validations_failed;
     c.rec.validating_since.reset();
+    c.soak_started.reset();
     store_ok(store_.set_validation(c.rec.incident_id, c.rec.validation_failures, std::nullopt), "set_validation");
     const std::string n = std::to_string(c.rec.validation_failures);
     if (c.rec.validation_failures >= policy_.max_validation_failures) {
@@ -566,7 +599,7 @@ void Workflow::progress_validation(Case& c, Time now) {
     }
     return;
   }
-  if (now - since >= policy_.soak && !signals_.flap_suppressed(link, now)) {
+  if (mono - *c.soak_started >= policy_.soak && !signals_.flap_suppressed(link, now)) {
     set_state(c, IncidentState::validated, now);
   }
 }
@@ -705,6 +738,7 @@ void Workflow::start_drain(Case& c, bool automatic, Time now) {
   f.action = {*id, c.rec.incident_id, link, ActionKind::drain, "intent", now, before};
   f.phase = Phase::switching;
   f.fault_at = c.rec.fault_at;
+  f.fault_began = c.fault_began;
   launch(std::move(f));
 }
 
@@ -725,7 +759,7 @@ void Workflow::on_drain_applied(InFlight& f, SwitchResult& r, Time now) {
     return;
   }
   capacity_.set_drained(link, true);
-  f.applied_at = now;
+  mark_applied(f, now);
   f.action.state = "applied";
   f.phase = Phase::verifying;
   store_ok(store_.action_applied(f.action.id, f.steps), "action_applied");
@@ -801,7 +835,7 @@ void Workflow::on_undrain_applied(InFlight& f, SwitchResult& r, Time now) {
   }
   // Counted out of service until the undrain is verified: its headroom is not handed to
   // another drain while the undrain may still fail and be put back (drained again).
-  f.applied_at = now;
+  mark_applied(f, now);
   f.action.state = "applied";
   f.phase = Phase::verifying;
   store_ok(store_.action_applied(f.action.id, f.steps), "action_applied");

@@ -171,7 +171,11 @@ class Workflow {
   struct Case {
     CaseRecord rec;
     double errors_at_soak_start = 0;
-    Time last_fault_at{};  // a warning or worse finding arrived then
+    // Timers run on the monotonic clock (Clock::monotonic): a wall clock stepped back or
+    // forward (NTP) neither holds nor hurries them. The wall times above are what is recorded.
+    std::optional<Duration> soak_started;    // monotonic; from validating_since after a restart
+    std::optional<Duration> last_fault;      // monotonic: a warning or worse finding arrived then
+    std::optional<Duration> fault_began;     // monotonic estimate of rec.fault_at
     std::string written_reason;  // blocked/pending reason last written, to write only changes
   };
   // An action under way. Its phase says what it waits for: a switch's answer to the job
@@ -182,9 +186,12 @@ class Workflow {
     Phase phase = Phase::switching;
     uint64_t ticket = 0;     // the job it waits for (0: none queued yet: queue it)
     Time applied_at{};
+    Duration applied_mono{};  // the verify window runs from here, on the monotonic clock
+    Time from_at_apply{};     // signals' measured_from when applied: a reading must be newer
     std::vector<std::string> steps;
     std::string why;         // rolling back: why
     std::optional<Time> fault_at;
+    std::optional<Duration> fault_began;  // monotonic
     bool retry = false;      // its job failed this pass: asked again next pass
   };
 
@@ -209,6 +216,8 @@ class Workflow {
   void start_undrain(Case& c, Time now);
   void finish(InFlight& f, ActionEnd end, bool drained, const std::string& reason, Time now);
   void set_state(Case& c, triage::IncidentState s, Time now, const std::string& reason = "");
+  void mark_applied(InFlight& f, Time now);
+  bool reading_after_apply(const InFlight& f, Time now) const;
   bool wants_drain(const Case& c) const;
   std::string rate_limited(fabric::LinkId link, Time now) const;
   bool store_ok(const Status& st, const char* what);

@@ -18,7 +18,10 @@ Health judge_health(const HealthFacts& f) {
   }
   // The leadership check runs every second; an answer older than a few seconds means the
   // check itself is waiting on a database that does not answer.
-  const double unanswered_s = l.db_answered_at == Time{} ? 0 : seconds(f.now - l.db_answered_at);
+  // Measured on the monotonic clock: a wall clock stepped forward is not a silent database.
+  const double unanswered_s = l.db_answered_mono != Duration{0} ? seconds(f.mono_now - l.db_answered_mono)
+                              : l.db_answered_at == Time{}      ? 0
+                                                                : seconds(f.now - l.db_answered_at);
   if (l.db_up && unanswered_s > 3.5) {
     return {503, "unhealthy: the database has not answered for " + format_number(std::round(unanswered_s)) +
                      " s; polling and detecting, nothing is acted on meanwhile; " + cycle};

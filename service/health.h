@@ -16,6 +16,7 @@ struct HealthFacts {
   double stale_after_s = 10;       // a loop slower than this is stuck
   size_t pending_records = 0;      // kept while they cannot be recorded
   Time now{};
+  Duration mono_now{};  // Clock::monotonic(), for how long ago the database answered
 };
 
 struct Health {

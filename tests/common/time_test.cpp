@@ -67,6 +67,23 @@ TEST(SimulatedClock, MovesOnlyWhenTold) {
   EXPECT_EQ(base.now(), from_unix_seconds(5));
 }
 
+TEST(SimulatedClock, AStepMovesTheWallClockOnlyAndTimePassingMovesBoth) {
+  SimulatedClock c(from_unix_seconds(100));
+  c.advance(seconds(2));
+  EXPECT_EQ(c.monotonic(), seconds(2));
+  c.step(-std::chrono::hours(1));
+  EXPECT_EQ(c.now(), from_unix_seconds(102 - 3600));
+  EXPECT_EQ(c.monotonic(), seconds(2));
+  c.set(from_unix_seconds(5));
+  EXPECT_EQ(c.monotonic(), seconds(2));
+}
+
+TEST(SystemClock, MonotonicNeverGoesBack) {
+  const SystemClock c;
+  const Duration a = c.monotonic();
+  EXPECT_GE(c.monotonic(), a);
+}
+
 TEST(SystemClock, IsAfter2020) {
   EXPECT_GT(SystemClock().now(), from_unix_seconds(1577836800));
 }

@@ -527,5 +527,92 @@ TEST_F(WorkflowTest, RestartForgetsMemoryAndReconcilesWhatTheStoreHolds) {
   EXPECT_EQ(store.cases[7].state, IncidentState::repair_requested);
 }
 
+// The wall clock stepped as NTP steps it (SimulatedClock::step: the monotonic reading stays):
+// timers run on the monotonic clock, the readings of the counters are judged in the wall
+// clock's current frame, and the fault-to-drain latency is the time that really passed.
+TEST_F(WorkflowTest, AClockSteppedForwardDoesNotEndTheVerifyWindowAndOneSteppedBackDoesNotHoldIt) {
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  workflow().tick();
+  ASSERT_EQ(store.actions[0].rec.state, "applied");
+  clock.step(2h);  // 2 h "later" by the wall clock, no time at all by the monotonic one
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "") << store.actions[0].reason;  // not rolled back
+  clock.step(-3h);  // an hour behind the true time
+  clock.advance(1s);
+  traffic_gone(l);  // a reading that began after the drain, stamped in the stepped-back frame
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "succeeded") << store.actions[0].reason;
+  EXPECT_EQ(store.cases[7].state, IncidentState::repair_requested);
+}
+
+TEST_F(WorkflowTest, AReadingFromBeforeTheDrainIsNotNewWhateverTheClockSaysAndTheWindowStillEnds) {
+  const auto l = link("rtsw0001:eth5");
+  signals.at(l).from = clock.now() - 1s;  // the interval that ended before the drain
+  store.add_incident(7, l);
+  workflow().tick();
+  clock.step(-1h);
+  signals.at(l).pps = 0;  // looks drained, but it is the old reading
+  clock.advance(10s);
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "");
+  // 30 s of real time after the drain: the window ends (no timer held an hour by the step).
+  signals.at(l).pps = 1000;
+  signals.at(l).from = clock.now();
+  clock.advance(21s);
+  workflow().tick();
+  EXPECT_EQ(store.actions[0].end, "rolled_back");
+}
+
+TEST_F(WorkflowTest, ASoakLastsItsLengthInRealTimeWhicheverWayTheClockSteps) {
+  const auto l = link("rtsw0001:eth5");
+  drain_and_verify(7, l);
+  store.cases[7].state = IncidentState::repaired;  // medic incidents repaired 7
+  workflow().tick();
+  ASSERT_EQ(store.cases[7].state, IncidentState::validating);
+  clock.step(-1h);
+  clock.advance(20s);
+  workflow().tick();
+  EXPECT_EQ(store.cases[7].state, IncidentState::validating);
+  clock.step(2h);  // the soak of 60 s seems long over: it is not
+  workflow().tick();
+  EXPECT_EQ(store.cases[7].state, IncidentState::validating);
+  // A new finding during the soak fails it even when it is stamped before the soak began.
+  clock.advance(20s);
+  workflow().on_update(7, l, IncidentClass::link_flap, detectors::Severity::warning, 0, clock.now() - 3h);
+  workflow().tick();
+  EXPECT_EQ(store.cases[7].state, IncidentState::repair_requested);
+  EXPECT_EQ(store.cases[7].blocked_reason, "validation failed: a new finding during the soak");
+
+  clock.advance(1s);
+  store.cases[7].state = IncidentState::repaired;  // repaired again
+  workflow().tick();
+  ASSERT_EQ(store.cases[7].state, IncidentState::validating);
+  clock.step(-1h);  // back to the true time: the soak is not held for the hour
+  clock.advance(59s);
+  workflow().tick();
+  EXPECT_EQ(store.cases[7].state, IncidentState::validating);
+  clock.advance(1s);
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 2u);
+  EXPECT_EQ(store.actions[1].rec.kind, ActionKind::undrain);
+}
+
+TEST_F(WorkflowTest, FaultToDrainIsTheTimeThatPassedNotTheClocksStep) {
+  const auto l = link("rtsw0001:eth5");
+  store.add_incident(7, l);
+  // Found at this poll; the fault began 2 s before.
+  workflow().on_update(7, l, IncidentClass::link_flap, detectors::Severity::critical, 1.0, clock.now(),
+                       clock.now() - 2s);
+  workflow().tick();
+  clock.step(-1h);
+  clock.advance(1s);
+  traffic_gone(l);
+  workflow().tick();
+  ASSERT_EQ(store.actions[0].end, "succeeded");
+  EXPECT_EQ(workflow().metrics().fault_to_drain_seconds.count(), 1u);
+  EXPECT_DOUBLE_EQ(workflow().metrics().fault_to_drain_seconds.sum(), 3.0);
+}
+
 }  // namespace
 }  // namespace medic::remediation

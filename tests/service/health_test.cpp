@@ -60,6 +60,16 @@ TEST(Health, ADatabaseThatStoppedAnsweringIsUnhealthyEvenBeforeTheCheckGivesUp) 
   EXPECT_EQ(judge_health(f).status, 200);
 }
 
+TEST(Health, AWallClockSteppedForwardIsNotASilentDatabase) {
+  HealthFacts f = leading();
+  f.leadership.db_answered_mono = std::chrono::seconds(100);
+  f.mono_now = std::chrono::seconds(101);  // answered a second ago
+  f.now = kNow + std::chrono::hours(2);    // by a wall clock stepped two hours forward since
+  EXPECT_EQ(judge_health(f).status, 200);
+  f.mono_now = std::chrono::seconds(105);
+  EXPECT_THAT(judge_health(f).text, HasSubstr("the database has not answered for 5 s"));
+}
+
 TEST(Health, ADatabaseDownSaysWhatWaits) {
   HealthFacts f = leading();
   f.leadership.role = Role::degraded;
