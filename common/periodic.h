@@ -7,7 +7,10 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
+
+#include "common/thread_name.h"
 
 namespace medic {
 
@@ -18,10 +21,12 @@ class Periodic {
   Periodic(const Periodic&) = delete;
   Periodic& operator=(const Periodic&) = delete;
 
-  void start(double every_s, std::function<void()> work) {
+  // `name`: the thread's name (common/thread_name.h).
+  void start(double every_s, std::function<void()> work, std::string name = "medic-periodic") {
     stop();
     stopping_ = false;
-    thread_ = std::thread([this, every_s, work = std::move(work)] {
+    thread_ = std::thread([this, every_s, work = std::move(work), name = std::move(name)] {
+      name_this_thread(name);
       std::unique_lock lock(mu_);
       while (!stopping_) {
         lock.unlock();

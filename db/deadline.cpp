@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/thread_name.h"
+
 namespace medic::db {
 
 void DbOptions::validate() const {
@@ -68,7 +70,10 @@ class Watchdog {
   };
 
   Watchdog() {
-    std::thread([this] { run(); }).detach();
+    std::thread([this] {
+      name_this_thread("medic-db-watch");
+      run();
+    }).detach();
   }
 
   void run() {

@@ -11,9 +11,10 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
-#include <unordered_map>
 
+#include "common/thread_name.h"
 #include "probes/packet.h"
+#include "probes/reply_index.h"
 #include "probes/sender.h"
 #include "probes/stats.h"
 #include "probes/udp.h"
@@ -28,6 +29,7 @@ void SchedulerConfig::validate() const {
   if (window_rounds < 1) throw std::invalid_argument("probe window must be at least one round");
   if (!(outage_share > 0 && outage_share <= 1)) throw std::invalid_argument("probe outage share must be in (0, 1]");
   if (outage_min_sessions < 1) throw std::invalid_argument("probe outage minimum sessions must be at least 1");
+  if (!(tick_s > 0 && tick_s <= 0.1)) throw std::invalid_argument("probe tick must be within (0, 0.1] seconds");
 }
 
 namespace {
@@ -65,7 +67,7 @@ struct ProbeScheduler::Impl {
   EcmpModel ecmp;
   std::vector<Session> sessions;
   std::vector<Sock> sockets;
-  std::unordered_map<uint16_t, std::vector<size_t>> by_ssid;
+  ReplyIndex replies;
   std::vector<ProbeEndpoint> endpoints;  // probe sources, then reflectors
   std::deque<Time> round_starts;         // of the rounds in the window
   size_t pinned = 0, paths = 0;
@@ -140,7 +142,8 @@ Status ProbeScheduler::start() {
   };
   auto add_session = [&](Session s) {
     s.ssid = static_cast<uint16_t>(m.sessions.size() & 0xffff);
-    m.by_ssid[s.ssid].push_back(m.sessions.size());
+    m.replies.add(static_cast<uint32_t>(m.sessions.size()), s.ssid, static_cast<uint32_t>(s.socket), s.target);
+    s.outstanding.reserve(static_cast<size_t>(config_.per_round));
     m.sessions.push_back(std::move(s));
   };
 
@@ -209,6 +212,7 @@ Status ProbeScheduler::start() {
       ++m.paths;
     }
   }
+  m.replies.finish();
   m.epfd = epoll_create1(EPOLL_CLOEXEC);
   for (size_t i = 0; i < m.sockets.size(); ++i) {
     epoll_event ev{};
@@ -220,60 +224,74 @@ Status ProbeScheduler::start() {
                m.pinned, m.paths, m.sockets.size(), config_.per_round);
 
   m.thread = std::thread([this] {
+    name_this_thread("medic-prober");
     Impl& im = *impl_;
     const auto& cfg = config_;
     ReceiveBatch batch(64, kMaxPacketSize + 1);
     std::vector<uint8_t> tx(64 * kUnauthenticatedSize);
     std::vector<std::vector<Outgoing>> per_socket(im.sockets.size());
-    std::vector<std::vector<uint8_t>> per_socket_buf(im.sockets.size());
-    epoll_event events[64];
+    std::vector<size_t> touched;  // the sockets with probes this tick
+    constexpr int kEvents = 256;
+    epoll_event events[kEvents];
     const ErrorEstimate error = ErrorEstimate::from_seconds(1e-3, false);
+    const auto tick = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(cfg.tick_s));
 
-    auto receive = [&](int timeout_ms) {
-      const int n = epoll_wait(im.epfd, events, 64, timeout_ms);
-      for (int e = 0; e < n; ++e) {
-        Sock& s = im.sockets[events[e].data.u64];
-        while (true) {
-          const size_t got = s.sock.receive(batch);
-          for (const Datagram& d : batch.datagrams().first(got)) {
-            auto rp = decode_reflector(d.data, Mode::unauthenticated, nullptr);
-            if (!rp.ok()) {
-              ++counters_.late_or_foreign;
-              continue;
-            }
-            Session* match = nullptr;
-            if (const auto it = im.by_ssid.find(rp->ssid); it != im.by_ssid.end()) {
-              for (const size_t idx : it->second) {
-                Session& c = im.sessions[idx];
-                if (&im.sockets[c.socket] == &s && c.target.same_host(d.peer)) {
-                  match = &c;
-                  break;
-                }
+    // Reads everything that has arrived on every socket, without waiting. Replies carry the
+    // kernel's receive timestamp, so reading them a tick later changes no round-trip time.
+    auto receive = [&] {
+      while (true) {
+        const int n = epoll_wait(im.epfd, events, kEvents, 0);
+        for (int e = 0; e < n; ++e) {
+          const size_t si = events[e].data.u64;
+          Sock& s = im.sockets[si];
+          while (true) {
+            const size_t got = s.sock.receive(batch);
+            ++counters_.receive_calls;
+            for (const Datagram& d : batch.datagrams().first(got)) {
+              auto rp = decode_reflector(d.data, Mode::unauthenticated, nullptr);
+              if (!rp.ok()) {
+                ++counters_.late_or_foreign;
+                continue;
+              }
+              const uint32_t idx = im.replies.find(rp->ssid, static_cast<uint32_t>(si), d.peer);
+              if (idx == ReplyIndex::kNoSession) {
+                ++counters_.late_or_foreign;
+                continue;
+              }
+              Session* match = &im.sessions[idx];
+              auto& out = match->outstanding;
+              const auto o = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.first == rp->sender_seq; });
+              if (o == out.end()) {
+                ++counters_.late_or_foreign;
+                continue;
+              }
+              const double rtt = round_trip_s(o->second, from_ntp(rp->receive_timestamp), from_ntp(rp->timestamp), d.received);
+              out.erase(o);
+              ++match->round_received;
+              ++counters_.received;
+              if (match->pinned) {
+                match->rtts.back().add(rtt);
+                if (match->last_rtt >= 0) match->jitter += (std::abs(rtt - match->last_rtt) - match->jitter) / 16.0;
+                match->last_rtt = rtt;
               }
             }
-            if (match == nullptr) {
-              ++counters_.late_or_foreign;
-              continue;
-            }
-            auto& out = match->outstanding;
-            const auto o = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.first == rp->sender_seq; });
-            if (o == out.end()) {
-              ++counters_.late_or_foreign;
-              continue;
-            }
-            const double rtt = round_trip_s(o->second, from_ntp(rp->receive_timestamp), from_ntp(rp->timestamp), d.received);
-            out.erase(o);
-            ++match->round_received;
-            ++counters_.received;
-            if (match->pinned) {
-              match->rtts.back().add(rtt);
-              if (match->last_rtt >= 0) match->jitter += (std::abs(rtt - match->last_rtt) - match->jitter) / 16.0;
-              match->last_rtt = rtt;
-            }
+            if (got < batch.capacity()) break;
           }
-          if (got < batch.capacity()) break;
         }
+        if (n < kEvents) return;
       }
+    };
+    // One tick: sleep to its start, read what arrived meanwhile. The prober wakes once a tick
+    // whatever the probe rate, not once a probe or a reply: at medicd's 20,000 probes/s a
+    // wake-up, a send and a read per probe cost more CPU than the probes themselves.
+    auto next_tick = std::chrono::steady_clock::now();
+    auto wait_tick = [&] {
+      next_tick += tick;
+      const auto now = std::chrono::steady_clock::now();
+      if (next_tick < now) next_tick = now;  // late (a busy machine): no burst of catch-up ticks
+      std::this_thread::sleep_until(next_tick);
+      ++counters_.ticks;
+      receive();
     };
 
     int round = 0;
@@ -291,12 +309,14 @@ Status ProbeScheduler::start() {
         if (s.pinned) s.rtts.emplace_back(0.01);
       }
       const auto start = std::chrono::steady_clock::now();
+      next_tick = start;
       im.round_starts.push_back(clock_.now());
       uint64_t done = 0;
       while (done < total && !im.stopping) {
+        // The probes due by now (spread evenly over the round), sent together: one sendmmsg
+        // per socket that has any.
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         const uint64_t due = std::min<uint64_t>(total, static_cast<uint64_t>(elapsed / duration * static_cast<double>(total)) + 1);
-        for (auto& v : per_socket) v.clear();
         // Buffers must stay put while the batch is built: size them for this tick first.
         const uint64_t this_tick = due > done ? due - done : 0;
         tx.resize(std::max<size_t>(tx.size(), this_tick * kUnauthenticatedSize));
@@ -325,22 +345,25 @@ Status ProbeScheduler::start() {
           encode(p, Mode::unauthenticated, nullptr, slot, kUnauthenticatedSize);
           s.outstanding.emplace_back(p.seq, now);
           ++s.round_sent;
+          if (per_socket[s.socket].empty()) touched.push_back(s.socket);
           per_socket[s.socket].push_back(Outgoing{slot, &s.target, &s.source});
         }
-        for (size_t i = 0; i < per_socket.size(); ++i) {
-          if (per_socket[i].empty()) continue;
+        for (const size_t i : touched) {
           const size_t sent = im.sockets[i].sock.send(per_socket[i]);
+          ++counters_.send_calls;
           counters_.sent += sent;
           counters_.send_failed += per_socket[i].size() - sent;
+          per_socket[i].clear();
         }
+        touched.clear();
         done += this_tick;
-        receive(5);
+        wait_tick();
       }
       // Stragglers.
       const auto wait_until = std::chrono::steady_clock::now() +
                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                   std::chrono::duration<double>(cfg.timeout_s));
-      while (std::chrono::steady_clock::now() < wait_until && !im.stopping) receive(10);
+      while (std::chrono::steady_clock::now() < wait_until && !im.stopping) wait_tick();
       if (im.stopping) break;
 
       // Close the round. First: did a prober lose this round to the measurement? When most

@@ -2,8 +2,9 @@
 // end's address; path: a host NIC to another host's NIC with a source port that picks one
 // of the ECMP paths) gets a few STAMP probes, spread over the round and capped at a probe
 // rate. After each round the last window of rounds is summed per link and per flow and
-// localization says which links lose packets. Runs on its own thread; results are taken by
-// the daemon's poll loop.
+// localization says which links lose packets. Runs on its own thread ("medic-prober"),
+// which wakes once a tick (SchedulerConfig::tick_s) to send what is due and read what
+// came back; results are taken by the daemon's poll loop.
 #pragma once
 
 #include <atomic>
@@ -29,6 +30,9 @@ struct SchedulerConfig {
   int per_round = 10;
   double max_rate = 20000;    // probes per second over all sessions (the round stretches to fit)
   double timeout_s = 1.0;     // unanswered this long after sending: lost
+  // The prober wakes once a tick: sends the probes that fell due since the last one (a
+  // sendmmsg per socket) and reads the replies that arrived (a recvmmsg per socket with any).
+  double tick_s = 0.002;
   int window_rounds = 6;      // localization looks at this many rounds (about the detectors' minute)
   bool link_pinned = true;
   bool paths = true;
@@ -52,6 +56,11 @@ struct SchedulerCounters {
   std::atomic<uint64_t> late_or_foreign{0};  // replies to nothing outstanding
   std::atomic<uint64_t> send_failed{0};
   std::atomic<uint64_t> outage_rounds{0};  // prober rounds left out as measurement outages
+  // What the probes cost in system calls: batches handed to sendmmsg, recvmmsg calls, and
+  // wake-ups (ticks).
+  std::atomic<uint64_t> send_calls{0};
+  std::atomic<uint64_t> receive_calls{0};
+  std::atomic<uint64_t> ticks{0};
 };
 
 class ProbeScheduler {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <utility>
 
+#include "common/thread_name.h"
+
 namespace medic::remediation {
 
 std::string_view to_string(ActionKind k) { return k == ActionKind::drain ? "drain" : "undrain"; }
@@ -118,7 +120,10 @@ std::vector<SwitchResult> InlineSwitchRunner::take_finished() { return std::exch
 ThreadedSwitchRunner::ThreadedSwitchRunner(const fabric::Topology& topology, DriverSet& drivers, int workers,
                                            size_t queue_limit)
     : topology_(topology), drivers_(drivers), queue_limit_(std::max<size_t>(1, queue_limit)) {
-  for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { work(); });
+  for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] {
+    name_this_thread("medic-switch");
+    work();
+  });
 }
 
 ThreadedSwitchRunner::~ThreadedSwitchRunner() {

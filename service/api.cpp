@@ -6,6 +6,7 @@
 
 #include "common/json.h"
 #include "common/strings.h"
+#include "common/thread_name.h"
 #include "common/time.h"
 #include "common/token.h"
 #include "db/incident_store.h"
@@ -647,7 +648,7 @@ std::optional<HttpResponse> read_body(const Endpoint& e, const HttpRequest& r, j
   }
   if (!body.is_object()) return error(422, std::string("body: $: expected an object, got ") + json_type_name(body));
   for (const auto& [k, v] : body.items()) {
-    const auto f = std::find_if(e.fields.begin(), e.fields.end(), [&](const Field& f) { return k == f.name; });
+    const auto f = std::find_if(e.fields.begin(), e.fields.end(), [&key = k](const Field& f) { return key == f.name; });
     if (f == e.fields.end()) {
       std::vector<std::string> names;
       for (const auto& g : e.fields) names.emplace_back(g.name);
@@ -746,6 +747,7 @@ json api_description() {
 
 Api::Api(ApiSetup setup) : setup_(std::move(setup)) {
   worker_ = std::thread([this] {
+    name_this_thread("medic-api");
     std::unique_lock lock(queue_mu_);
     while (true) {
       queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -759,6 +761,7 @@ Api::Api(ApiSetup setup) : setup_(std::move(setup)) {
     }
   });
   reaper_ = std::thread([this] {
+    name_this_thread("medic-api-reap");
     std::unique_lock lock(queue_mu_);
     while (!stopping_) {
       queue_cv_.wait_for(lock, std::chrono::milliseconds(200));

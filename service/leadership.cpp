@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/thread_name.h"
 #include "db/connection.h"
 #include "db/leader.h"
 
@@ -34,6 +35,7 @@ LeadershipState Leadership::check_now() {
 
 void Leadership::start(Duration interval) {
   thread_ = std::thread([this, interval] {
+    name_this_thread("medic-leader");
     std::unique_lock lock(mu_);
     while (!stopping_) {
       cv_.wait_for(lock, interval, [this] { return stopping_; });
@@ -72,6 +74,7 @@ void Leadership::check() {
     s.db_up = true;
     s.db_error.clear();
     s.db_answered_at = now;
+    s.db_answered_mono = clock_.monotonic();
   };
   auto unanswered = [&](const std::string& why) {
     s.db_up = false;

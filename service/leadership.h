@@ -41,6 +41,7 @@ struct LeadershipState {
   std::string db_error;          // why not
   Time checked_at{};             // the last check, whatever it found
   Time db_answered_at{};         // the last check the database answered
+  Duration db_answered_mono{};   // the same on the monotonic clock (0: never answered)
 };
 
 class Leadership {

@@ -16,6 +16,7 @@
 #include "common/http_client.h"
 #include "common/http_server.h"
 #include "common/strings.h"
+#include "common/thread_name.h"
 #include "db/connection.h"
 #include "detectors/config.h"
 #include "fabric/loader.h"
@@ -194,6 +195,7 @@ int main(int argc, char** argv) {
                 f.stale_after_s = stale_after_s;
                 f.pending_records = static_cast<size_t>(std::max(0.0, daemon.metrics().pending_records.value()));
                 f.now = clock.now();
+                f.mono_now = clock.monotonic();
                 const service::Health h = service::judge_health(f);
                 reply(HttpResponse::text(h.status, h.text));
                 return;
@@ -210,7 +212,10 @@ int main(int argc, char** argv) {
           hopt);
       http->start();
       spdlog::info("medicd http on {}:{}", http->address(), http->port());
-      for (int i = 0; i < 2; ++i) http_threads.emplace_back([&] { http_io.run(); });
+      for (int i = 0; i < 2; ++i) http_threads.emplace_back([&] {
+        name_this_thread("medic-http");
+        http_io.run();
+      });
     }
     // However this scope ends, the HTTP threads stop before the API and the daemon they
     // call into go.

@@ -111,9 +111,9 @@ void Notifier::start() {
   stopping_ = false;
   for (auto& r : receivers_) {
     Receiver* rec = r.get();
-    rec->thread.start(o_.tick_s, [this, rec] { serve(*rec); });
+    rec->thread.start(o_.tick_s, [this, rec] { serve(*rec); }, "medic-notify");
   }
-  if (none_) none_->thread.start(std::max(o_.tick_s, 5.0), [this] { ready(*none_); });
+  if (none_) none_->thread.start(std::max(o_.tick_s, 5.0), [this] { ready(*none_); }, "medic-notify");
 }
 
 void Notifier::stop() {

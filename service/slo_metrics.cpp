@@ -34,7 +34,7 @@ SloMetrics::~SloMetrics() { stop(); }
 void SloMetrics::start() {
   thread_.start(o_.every_s, [this] {
     if (auto s = refresh(); !s.ok()) spdlog::warn("SLO metrics: {}", s.error());
-  });
+  }, "medic-slo");
 }
 
 void SloMetrics::stop() { thread_.stop(); }

@@ -62,7 +62,8 @@ bool io_shell(const std::string& module, const std::string& file) {
       "common/asio.h",        "telemetry/collector.h",  "telemetry/collector.cpp",
       "probes/packet.h",      "probes/packet.cpp",      "probes/udp.h",          "probes/udp.cpp",
       "probes/reflector.h",   "probes/reflector.cpp",   "probes/reflector_main.cpp", "probes/sender.h",
-      "probes/sender.cpp",    "probes/scheduler.h",     "probes/scheduler.cpp",
+      "probes/sender.cpp",    "probes/scheduler.h",     "probes/scheduler.cpp",   "probes/reply_index.h",
+      "probes/reply_index.cpp",  // the prober's reply lookup by socket and address
       "remediation/driver.h", "remediation/driver.cpp", "remediation/netns_driver.h",
       "remediation/netns_driver.cpp", "remediation/actions.h", "remediation/actions.cpp",
       "common/token.cpp"};  // the OS's random source and OpenSSL's SHA-256
