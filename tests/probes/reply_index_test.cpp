@@ -49,20 +49,20 @@ TEST(ReplyIndex, SessionsSharingAnSsidAreToldApartAndTheFirstWinsATie) {
   ReplyIndex x;
   const uint32_t n = 3 * 65536 + 10;
   for (uint32_t i = n; i-- > 0;) {  // added in any order
-    const std::string host = "10." + std::to_string(i / 65536) + ".0.1:862";
+    const std::string host = "198.18." + std::to_string(i / 65536) + ".1:862";
     x.add(i, static_cast<uint16_t>(i & 0xffff), i % 3 == 0 ? 0 : 1, ep(host));
   }
-  x.add(n, 5, 0, ep("10.0.0.1:862"));  // the same SSID, socket and host as session 5 below
-  x.add(n + 1, 5, 0, ep("10.0.0.1:862"));
+  x.add(n, 5, 0, ep("198.18.0.1:862"));  // the same SSID, socket and host as session 5 below
+  x.add(n + 1, 5, 0, ep("198.18.0.1:862"));
   x.finish();
   for (const uint32_t i : {0u, 1u, 65535u, 65536u, 65537u, 2u * 65536u + 4u, n - 1}) {
     SCOPED_TRACE(i);
-    const std::string host = "10." + std::to_string(i / 65536) + ".0.1:862";
+    const std::string host = "198.18." + std::to_string(i / 65536) + ".1:862";
     EXPECT_EQ(x.find(static_cast<uint16_t>(i & 0xffff), i % 3 == 0 ? 0 : 1, ep(host)), i);
   }
   // Session 5: socket 1 (5 % 3 != 0); sessions n and n+1 are on socket 0, so tie among them.
-  EXPECT_EQ(x.find(5, 1, ep("10.0.0.1:862")), 5u);
-  EXPECT_EQ(x.find(5, 0, ep("10.0.0.1:862")), n);
+  EXPECT_EQ(x.find(5, 1, ep("198.18.0.1:862")), 5u);
+  EXPECT_EQ(x.find(5, 0, ep("198.18.0.1:862")), n);
 }
 
 }  // namespace
