@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "common/url.h"
 #include "db/internal.h"
 #include "db/migrations.h"
 
@@ -31,19 +32,8 @@ constexpr int64_t kMigrationLock = 0x6d65646963'01;  // "medic" + 1
 
 std::string redact_url(const std::string& url) {
   // postgresql://user:password@host... ; also key=value "password=..." forms.
-  std::string out = url;
-  const size_t scheme = out.find("://");
-  if (scheme != std::string::npos) {
-    // user:password@ can only come before the path (libpq looks no further than the first
-    // '/'); the last '@' there ends it, so an '@' in the password is covered too.
-    const size_t start = scheme + 3;
-    const size_t end = std::min(out.find('/', start), out.size());
-    const size_t at = out.rfind('@', end);
-    const size_t colon = out.find(':', start);
-    if (at != std::string::npos && at >= start && at < end && colon < at) {
-      out.replace(colon + 1, at - colon - 1, "***");
-    }
-  }
+  // user:password@ can only come before the path (libpq looks no further than the first '/').
+  std::string out = hide_url_passwords(url, "/");
   // Key/value and query forms: libpq allows spaces around '=' and a quoted value
   // ('...' with \' escapes) that may itself hold spaces.
   for (size_t pw = out.find("password"); pw != std::string::npos; pw = out.find("password", pw + 8)) {

@@ -87,8 +87,10 @@ class Watchdog {
       for (auto it = armed_.begin(); it != armed_.end(); ++it) {
         if (it->second.at < first->second.at) first = it;
       }
-      if (std::chrono::steady_clock::now() < first->second.at) {
-        cv_.wait_until(lock, first->second.at);
+      // A copy: the wait lets go of the lock, and the entry may be disarmed (freed) meanwhile.
+      const auto due = first->second.at;
+      if (std::chrono::steady_clock::now() < due) {
+        cv_.wait_until(lock, due);
         continue;
       }
       // The caller is still blocked in libpq (it disarms under this lock): its socket is open.

@@ -47,7 +47,9 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
       detectors_.observe_poll(a.device, false, a.time, a.error, out.findings);
       continue;
     }
+    const size_t first_sample = samples_.size();
     auto st = mapper_.map(a.device, a.format, a.body, a.time, samples_, &out.stats);
+    for (size_t i = first_sample; i < samples_.size(); ++i) samples_[i].mono = a.mono;
     if (!st.ok()) {
       // A malformed answer is not an answer: the device counts as silent for this poll.
       out.rejected.emplace_back(a.device, st.error());

@@ -3,6 +3,7 @@
 // the caller passes the answers and the time, and persists and acts on what comes out.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@ namespace medic::pipeline {
 struct DeviceAnswer {
   fabric::DeviceId device = fabric::kNone;
   Time time{};
+  std::optional<Duration> mono;  // when it arrived on the monotonic clock, where known
   bool answered = false;        // false: it failed or was not asked (backoff)
   bool asked = true;            // false: not asked this poll (in backoff)
   std::string error;            // why it failed

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <deque>
 #include <map>
-#include <numeric>
 #include <random>
 #include <stdexcept>
 
@@ -76,12 +75,42 @@ struct ProbeScheduler::Impl {
   std::mutex mu;
   std::vector<RoundResult> results;
   int epfd = -1;
-  std::vector<size_t> order;  // the order this pass visits the sessions in
+  std::vector<size_t> order;                   // the order this pass visits the sessions in
+  std::vector<std::vector<size_t>> by_socket;  // each socket's sessions
   std::mt19937_64 rng;
 
   Impl(const fabric::Topology& t, uint64_t seed) : ecmp(t, seed), rng(seed) {}
   ~Impl() {
     if (epfd >= 0) ::close(epfd);
+  }
+
+  // Sessions a pass visits one after the other from the same socket, at most.
+  static constexpr size_t kSocketRun = 32;
+
+  // A fresh random order for the next pass over the sessions. A stall of the prober, of one
+  // reflector's host or of the network delays a run of consecutive probes, and that run must
+  // fall on sessions of every endpoint alike (the background localization discounts), never
+  // on the sessions of one reflector as if it were failing: so the order is random. But it
+  // comes in runs of up to kSocketRun sessions of one socket, each run a random draw of that
+  // socket's sessions (of many reflectors), so that a tick's probes leave in a few sendmmsg
+  // calls and their replies come back in a few recvmmsg calls, not one call a probe across
+  // the thousand sockets path sessions use.
+  void shuffle_pass() {
+    struct Run {
+      size_t socket, from, to;
+    };
+    std::vector<Run> runs;
+    for (size_t k = 0; k < by_socket.size(); ++k) {
+      auto& list = by_socket[k];
+      std::shuffle(list.begin(), list.end(), rng);
+      for (size_t i = 0; i < list.size(); i += kSocketRun) runs.push_back({k, i, std::min(i + kSocketRun, list.size())});
+    }
+    std::shuffle(runs.begin(), runs.end(), rng);
+    order.clear();
+    for (const Run& r : runs) {
+      order.insert(order.end(), by_socket[r.socket].begin() + static_cast<std::ptrdiff_t>(r.from),
+                   by_socket[r.socket].begin() + static_cast<std::ptrdiff_t>(r.to));
+    }
   }
 };
 
@@ -213,6 +242,8 @@ Status ProbeScheduler::start() {
     }
   }
   m.replies.finish();
+  m.by_socket.assign(m.sockets.size(), {});
+  for (size_t i = 0; i < m.sessions.size(); ++i) m.by_socket[m.sessions[i].socket].push_back(i);
   m.epfd = epoll_create1(EPOLL_CLOEXEC);
   for (size_t i = 0; i < m.sockets.size(); ++i) {
     epoll_event ev{};
@@ -322,19 +353,9 @@ Status ProbeScheduler::start() {
         tx.resize(std::max<size_t>(tx.size(), this_tick * kUnauthenticatedSize));
         const Time now = clock_.now();
         for (uint64_t k = 0; k < this_tick; ++k) {
-          // Each pass over the sessions visits them in a fresh random order: a stall of the
-          // prober, of one reflector's host or of the network delays a run of consecutive
-          // probes, and that run must fall on sessions of every endpoint alike (the
-          // background localization discounts), never on the sessions of one reflector as
-          // if it were failing.
+          // Each pass over the sessions visits them in a fresh random order (shuffle_pass).
           const uint64_t slot_in_pass = (done + k) % n_sessions;
-          if (slot_in_pass == 0 || im.order.size() != n_sessions) {
-            if (im.order.size() != n_sessions) {
-              im.order.resize(n_sessions);
-              std::iota(im.order.begin(), im.order.end(), size_t{0});
-            }
-            std::shuffle(im.order.begin(), im.order.end(), im.rng);
-          }
+          if (slot_in_pass == 0 || im.order.size() != n_sessions) im.shuffle_pass();
           Session& s = im.sessions[im.order[slot_in_pass]];
           SenderPacket p;
           p.seq = s.next_seq++;

@@ -5,6 +5,7 @@
 
 #include "common/files.h"
 #include "common/strings.h"
+#include "common/url.h"
 #include "fabric/loader.h"
 
 namespace medic::service {
@@ -24,16 +25,7 @@ namespace {
 // A URL as an error may show it: a password in it (user:password@) as ***.
 std::string shown_url(const std::string& url) {
   if (url.empty()) return "\"\"";
-  std::string out = url;
-  const size_t scheme = out.find("://");
-  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
-  const size_t end = std::min(out.find_first_of("/?#", start), out.size());
-  const size_t at = out.rfind('@', end);
-  if (at != std::string::npos && at >= start && at < end) {
-    const size_t colon = out.find(':', start);
-    if (colon < at) out.replace(colon + 1, at - colon - 1, "***");
-  }
-  return escape_text(out, 200);
+  return escape_text(hide_url_passwords(url, "/?#", true), 200);
 }
 
 std::string http_url(const std::string& flag, const std::string& url, bool base) {

@@ -280,6 +280,7 @@ void Daemon::cycle(const LeadershipState& leadership) {
     pipeline::DeviceAnswer a;
     a.device = r.device;
     a.time = r.time;
+    a.mono = r.mono;
     a.answered = r.ok;
     if (!r.ok) {
       ++metrics_.scrapes_failed;

@@ -8,6 +8,7 @@
 
 #include "common/strings.h"
 #include "common/token.h"
+#include "common/url.h"
 #include "service/notify_payload.h"
 
 namespace medic::service {
@@ -25,15 +26,11 @@ bool refuses_for_good(long status) { return status == 400 || status == 413 || st
 
 // "https://user:pw@hooks.example.net/services/T0/B0/XYZ?x=1" -> "https://hooks.example.net #1a2b3c4d"
 std::string receiver_name(const std::string& kind, const std::string& url) {
-  const size_t scheme = url.find("://");
-  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
-  const size_t end = std::min(url.find_first_of("/?#", start), url.size());
-  std::string authority = url.substr(start, end - start);
-  const size_t at = authority.rfind('@');
-  const bool credentials = at != std::string::npos;
-  if (credentials) authority = authority.substr(at + 1);
-  std::string name = kind + " " + url.substr(0, start) + authority;
-  if (credentials || end < url.size()) {
+  const UrlAuthority a = url_authority(url, url.find("://"), "/?#");
+  const bool credentials = a.at != std::string::npos;
+  const size_t host = credentials ? a.at + 1 : a.start;
+  std::string name = kind + " " + url.substr(0, a.start) + url.substr(host, a.end - host);
+  if (credentials || a.end < url.size()) {
     static const char* kHex = "0123456789abcdef";
     const std::string digest = token_hash("", url);
     name += " #";

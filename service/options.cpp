@@ -18,28 +18,16 @@
 
 #include "common/files.h"
 #include "common/strings.h"
+#include "common/url.h"
 
 namespace medic::service {
 
 namespace {
 
-// Every "scheme://user:password@" in `text` as "scheme://user:***@".
-std::string without_passwords(std::string text) {
-  for (size_t s = text.find("://"); s != std::string::npos; s = text.find("://", s + 3)) {
-    const size_t start = s + 3;
-    const size_t end = std::min(text.find_first_of("/?#\"' ,]", start), text.size());
-    const size_t at = text.rfind('@', end);
-    if (at == std::string::npos || at < start || at >= end) continue;
-    const size_t colon = text.find(':', start);
-    if (colon < at) text.replace(colon + 1, at - colon - 1, "***");
-  }
-  return text;
-}
-
 // A value as an error shows it: a secret's never, a URL's password neither.
 std::string shown_value(const std::string& key, const std::string& raw, size_t max_bytes) {
   if (key == "api-token" || key == "driver-token") return "(not shown)";
-  return escape_text(without_passwords(raw), max_bytes);
+  return escape_text(hide_url_passwords(raw, "/?#\"' ,]"), max_bytes);
 }
 
 // A config file bigger than this is not a config file.

@@ -136,6 +136,7 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
       ScrapeResult& r = results[t->index];
       r.time = clock.now();
+      r.mono = clock.monotonic();
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t->started).count();
       const CURLcode rc = msg->data.result;
       curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &r.http_status);

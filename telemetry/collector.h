@@ -17,7 +17,8 @@ struct ScrapeTarget {
 
 struct ScrapeResult {
   fabric::DeviceId device = fabric::kNone;
-  Time time{};  // when the answer arrived
+  Time time{};      // when the answer arrived
+  Duration mono{};  // the same on the monotonic clock (Clock::monotonic)
   bool ok = false;
   long http_status = 0;
   std::string content_type;

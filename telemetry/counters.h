@@ -51,6 +51,10 @@ inline constexpr uint32_t bit(Counter c) { return 1u << static_cast<unsigned>(c)
 struct PortSample {
   fabric::PortId port = fabric::kNone;
   Time time{};
+  // When it was taken on the monotonic clock (Clock::monotonic), where known: the tracker
+  // orders samples and measures their intervals by it, so a step of the wall clock neither
+  // freezes the deltas nor stretches an interval. Without it (replays, files) the wall time.
+  std::optional<Duration> mono;
   uint32_t present = 0;
   std::array<double, kCounterCount> v{};
 

@@ -94,15 +94,25 @@ void CounterTracker::forget(fabric::PortId port) {
   }
 }
 
+namespace {
+
+// From a sample taken at (time, mono) to `s`: on the monotonic clock where both have it.
+Duration elapsed(Time time, const std::optional<Duration>& mono, const PortSample& s) {
+  return mono && s.mono ? *s.mono - *mono : s.time - time;
+}
+
+}  // namespace
+
 PortDelta CounterTracker::observe(const PortSample& s) {
   PortDelta d;
   d.port = s.port;
   d.time = s.time;
   if (s.port >= last_.size()) return d;
   PortSample& prev = last_[s.port];
-  const bool have_prev = prev.present != 0 && prev.time < s.time;
-  const bool newer = prev.present == 0 || prev.time < s.time;
-  if (have_prev) d.interval = s.time - prev.time;
+  const Duration since_prev = elapsed(prev.time, prev.mono, s);
+  const bool have_prev = prev.present != 0 && since_prev > Duration::zero();
+  const bool newer = prev.present == 0 || since_prev > Duration::zero();
+  if (have_prev) d.interval = since_prev;
   PortSample next = s;  // what becomes the baseline
   auto flag = [&](Counter c, double v) {
     if (d.implausible == 0) d.implausible_value = v;
@@ -140,6 +150,7 @@ PortDelta CounterTracker::observe(const PortSample& s) {
 
     const double base = held != held_.end() ? held->second.value : prev.v[i];
     const Time base_time = held != held_.end() ? held->second.time : prev.time;
+    const std::optional<Duration> base_mono = held != held_.end() ? held->second.mono : prev.mono;
     double inc = 0;
     bool wrapped = false;
     const bool absurd = !plausible_value(c, s.v[i]);
@@ -151,10 +162,10 @@ PortDelta CounterTracker::observe(const PortSample& s) {
       counted = false;
     }
     const double speed = s.port < speed_gbps_.size() ? speed_gbps_[s.port] : 0.0;
-    if (absurd || (counted && inc > max_increase(c, speed, s.time - base_time))) {
+    if (absurd || (counted && inc > max_increase(c, speed, elapsed(base_time, base_mono, s)))) {
       flag(c, s.v[i]);
       Held& h = held_[key];
-      if (h.strikes == 0) h = Held{base, base_time, 0};
+      if (h.strikes == 0) h = Held{base, base_time, base_mono, 0};
       ++h.strikes;
       if (!absurd && h.strikes >= kRebaselineAfter) {
         // It keeps reporting from there: the counter really jumped. Start afresh.

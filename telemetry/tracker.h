@@ -33,7 +33,8 @@ class CounterTracker {
   explicit CounterTracker(std::vector<double> port_speed_gbps);
 
   // The delta since the previous sample of the same port. The first sample of a port, or
-  // a sample not newer than the previous one, yields only gauges.
+  // a sample not newer than the previous one, yields only gauges. Order and intervals are
+  // on the monotonic stamps where both samples have one (PortSample::mono), else the wall.
   PortDelta observe(const PortSample& s);
 
   // Forget a port (e.g. after a long telemetry gap) so the next sample starts afresh.
@@ -52,6 +53,7 @@ class CounterTracker {
   struct Held {
     double value = 0;
     Time time{};
+    std::optional<Duration> mono;
     int strikes = 0;
   };
   std::vector<PortSample> last_;

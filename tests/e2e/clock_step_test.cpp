@@ -48,7 +48,7 @@ std::string scenario() {
 class E2EClockStep : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(kFaketime)) GTEST_SKIP() << kFaketime << " missing: apt-get install libfaketime";
+    ASSERT_TRUE(std::filesystem::exists(kFaketime)) << kFaketime << " missing (scripts/setup installs libfaketime)";
     curl_global_setup();
     ASSERT_NO_FATAL_FAILURE(write_demo_topology(dir));
     step("+0");
@@ -191,7 +191,7 @@ TEST_F(E2EClockStep, StepsBackAndForwardNeitherHurryNorHoldTheDrainAndTheSoak) {
   EXPECT_GE(std::stod(soak_s), kSoakS) << "validated after " << soak_s << " s of a " << kSoakS << " s soak";
   EXPECT_EQ(testing::join_lines(tdb->column("SELECT state FROM e2e_state_log WHERE incident_id = " + id +
                                             " AND state IN ('validating', 'validated', 'undrained', 'closed') ORDER BY at")),
-            "validating\nvalidated\nundrained\nclosed");
+            "validating\nvalidated\nundrained\nclosed\n");
 
   // No negative stage time: every recorded time in order.
   EXPECT_EQ(tdb->scalar("SELECT started_at <= detected_at AND detected_at <= mitigated_at AND "

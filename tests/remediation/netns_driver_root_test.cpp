@@ -107,7 +107,7 @@ class Namespaces {
 class NetnsDriverRoot : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to make network namespaces (CI runs as root)";
+    ASSERT_EQ(::geteuid(), 0u) << "needs root to make network namespaces (scripts/test runs as root)";
     sw_ = ns_.add("sw");
     nb_ = ns_.add("nb");
     ip({"-n", sw_, "link", "add", "va0", "type", "veth", "peer", "name", "vb0", "netns", nb_});
@@ -365,7 +365,7 @@ TEST_F(NetnsDriverRoot, AnInterfaceInNoMultipathRouteDrainsWithNothingToMove) {
 // IPv6: one namespace, two veth pairs inside it, no IPv6 address on any of them (a link-local
 // gateway needs none); the route is only rewritten, never used.
 TEST(NetnsDriverRootIpv6, DrainAndUndrainAnIpv6EcmpRoute) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make network namespaces (CI runs as root)";
+  ASSERT_EQ(::geteuid(), 0u) << "needs root to make network namespaces (scripts/test runs as root)";
   Namespaces ns;
   testing::TempDir state;
   const std::string sw = ns.add("v6");

@@ -645,5 +645,60 @@ TEST(CounterTracker, ThousandsOfFlapsInAPollAreImplausible) {
   EXPECT_EQ(t.observe(b).implausible, bit(Counter::carrier_changes));
 }
 
+// A sample taken `mono_s` seconds into the monotonic clock, at wall time `wall`.
+PortSample stamped(Time wall, int mono_s, double rx_packets) {
+  PortSample s = sample(0, wall);
+  s.mono = std::chrono::seconds(mono_s);
+  s.set(Counter::rx_packets, rx_packets);
+  return s;
+}
+
+TEST(CounterTracker, AWallClockStepBackDoesNotFreezeTheDeltas) {
+  CounterTracker t(std::vector<double>{400.0});
+  t.observe(stamped(at(3600), 100, 1000));
+  // NTP sets the clock back an hour between two polls one second apart.
+  const PortDelta d = t.observe(stamped(at(1), 101, 1500));
+  ASSERT_TRUE(d.has(Counter::rx_packets));
+  EXPECT_EQ(d.get(Counter::rx_packets), 500.0);
+  EXPECT_EQ(d.interval, std::chrono::seconds(1));
+  EXPECT_EQ(d.time, at(1));  // what is recorded is still the wall time
+  const PortDelta e = t.observe(stamped(at(2), 102, 1700));
+  EXPECT_EQ(e.get(Counter::rx_packets), 200.0);
+}
+
+TEST(CounterTracker, AWallClockStepForwardDoesNotStretchTheInterval) {
+  CounterTracker t(std::vector<double>{400.0});
+  PortSample a = stamped(at(0), 50, 0);
+  a.set(Counter::carrier_changes, 4);
+  t.observe(a);
+  // Two hours forward on the wall, one second on the monotonic clock: a thousand flaps
+  // could fit two hours, not one second.
+  PortSample b = stamped(at(7201), 51, 10);
+  b.set(Counter::carrier_changes, 1004);
+  const PortDelta d = t.observe(b);
+  EXPECT_EQ(d.interval, std::chrono::seconds(1));
+  EXPECT_EQ(d.implausible, bit(Counter::carrier_changes));
+  EXPECT_EQ(d.get(Counter::rx_packets), 10.0);
+}
+
+TEST(CounterTracker, AMonotonicStampNotNewerIsNotNewerWhateverTheWallSays) {
+  CounterTracker t(std::vector<double>{400.0});
+  t.observe(stamped(at(0), 100, 1000));
+  const PortDelta d = t.observe(stamped(at(60), 100, 2000));
+  EXPECT_FALSE(d.has(Counter::rx_packets));
+  EXPECT_EQ(t.last(0).get(Counter::rx_packets), 1000.0);  // the baseline did not move
+}
+
+TEST(CounterTracker, WithoutMonotonicStampsTheWallTimeOrdersSamples) {
+  CounterTracker t(std::vector<double>{400.0});
+  PortSample a = sample(0, at(10));
+  a.set(Counter::rx_packets, 1000);
+  t.observe(a);
+  PortSample b = stamped(at(20), 5, 1300);  // only one of the two has a stamp: the wall
+  const PortDelta d = t.observe(b);
+  EXPECT_EQ(d.interval, std::chrono::seconds(10));
+  EXPECT_EQ(d.get(Counter::rx_packets), 300.0);
+}
+
 }  // namespace
 }  // namespace medic::telemetry
