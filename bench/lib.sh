@@ -1,0 +1,26 @@
+# Shell helpers the bench/ scripts share (sourced, not run). Expects ROOT, BUILD and WORK set,
+# and a PIDS array that the caller's cleanup stops.
+TCK=$(getconf CLK_TCK)
+cpu_of() { awk -v t="$TCK" '{ print ($14 + $15) / t }' "/proc/$1/stat"; }
+rss_mib_of() { awk '/^VmRSS:/ { printf "%.1f\n", $2 / 1024 }' "/proc/$1/status"; }
+free_port() {
+  for ((p = 31000 + RANDOM % 2000; p < 40000; p++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+}
+counter() {  # URL METRIC -> value (0 if absent or unreachable)
+  { curl -s "$1" || true; } | awk -v m="$2" '$1 == m { v = $2 } END { printf "%.0f\n", v + 0 }'
+}
+# start_fabsim PRESET [fabsim arguments...]: the generated fabric served by fabsim; sets
+# FABSIM_PID and writes $WORK/topology.json (generated) and $WORK/live.json (as served).
+start_fabsim() {
+  local preset=$1
+  shift
+  "$BUILD/cli/medic" fabric gen "$preset" --telemetry prometheus >"$WORK/topology.json"
+  "$BUILD/sim/fabsim" --topology "$WORK/topology.json" --listen 127.0.0.1:0 --export-topology "$WORK/live.json" "$@" \
+    >"$WORK/fabsim.log" 2>&1 &
+  FABSIM_PID=$!
+  PIDS+=($FABSIM_PID)
+  for _ in $(seq 1 300); do [[ -f $WORK/live.json ]] && break; sleep 0.1; done
+  [[ -f $WORK/live.json ]] || { cat "$WORK/fabsim.log" >&2; exit 1; }
+}
