@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -155,9 +156,14 @@ Process::Process(const std::string& binary, const std::vector<std::string>& args
   envp.push_back(nullptr);
   const int fd = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("cannot create " + out_path_);
+  const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
+    // A test that crashes or is killed by ctest's timeout takes its daemons with it rather
+    // than leaving them holding ports and the database for the tests after it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
     ::dup2(fd, 1);
     ::dup2(fd, 2);
     ::execve(binary.c_str(), argv.data(), envp.data());
