@@ -50,7 +50,12 @@ struct Session {
   std::vector<std::pair<uint32_t, Time>> outstanding;  // this round
   uint64_t round_sent = 0, round_received = 0;
   std::deque<RoundCounts> window;
-  std::deque<QuantileSketch> rtts;  // pinned sessions: per round
+  // Pinned sessions: a round-trip sketch per round of the window, a ring whose slot
+  // rtt_round is this round's. The sketches are cleared and reused, never made anew: a
+  // fresh sketch a session a round, grown a bucket at a time, was most of the prober's
+  // userspace CPU on zone32k.
+  std::vector<QuantileSketch> rtts;
+  size_t rtt_round = 0;
   double last_rtt = -1, jitter = 0;
 };
 
@@ -265,6 +270,7 @@ Status ProbeScheduler::start() {
     constexpr int kEvents = 256;
     epoll_event events[kEvents];
     const ErrorEstimate error = ErrorEstimate::from_seconds(1e-3, false);
+    QuantileSketch all(0.01);  // one pinned session's window at a round's close, reused
     const auto tick = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(cfg.tick_s));
 
     // Reads everything that has arrived on every socket, without waiting. Replies carry the
@@ -301,7 +307,7 @@ Status ProbeScheduler::start() {
               ++match->round_received;
               ++counters_.received;
               if (match->pinned) {
-                match->rtts.back().add(rtt);
+                match->rtts[match->rtt_round].add(rtt);
                 if (match->last_rtt >= 0) match->jitter += (std::abs(rtt - match->last_rtt) - match->jitter) / 16.0;
                 match->last_rtt = rtt;
               }
@@ -337,7 +343,11 @@ Status ProbeScheduler::start() {
       for (Session& s : im.sessions) {
         s.outstanding.clear();
         s.round_sent = s.round_received = 0;
-        if (s.pinned) s.rtts.emplace_back(0.01);
+        if (s.pinned) {
+          if (s.rtts.empty()) s.rtts.assign(static_cast<size_t>(cfg.window_rounds), QuantileSketch(0.01));
+          s.rtt_round = (s.rtt_round + 1) % s.rtts.size();
+          s.rtts[s.rtt_round].clear();
+        }
       }
       const auto start = std::chrono::steady_clock::now();
       next_tick = start;
@@ -428,14 +438,13 @@ Status ProbeScheduler::start() {
         const bool left_out = s.sender != kNoEndpoint && out_of_round[s.sender];
         if (left_out) {
           s.window.push_back({0, 0});
-          if (s.pinned && !s.rtts.empty()) s.rtts.back().clear();  // late answers, not the link's latency
+          if (s.pinned && !s.rtts.empty()) s.rtts[s.rtt_round].clear();  // late answers, not the link's latency
         } else {
           s.window.push_back({s.round_sent, s.round_sent - std::min(s.round_sent, s.round_received)});
         }
         r.sent += s.round_sent;
         r.received += s.round_received;
         while (static_cast<int>(s.window.size()) > cfg.window_rounds) s.window.pop_front();
-        while (static_cast<int>(s.rtts.size()) > cfg.window_rounds) s.rtts.pop_front();
         RoundCounts sum;
         for (const auto& w : s.window) {
           sum.sent += w.sent;
@@ -443,7 +452,7 @@ Status ProbeScheduler::start() {
         }
         if (s.pinned) {
           links.push_back({s.link, sum.sent, sum.lost, s.sender, s.reflector});
-          QuantileSketch all(0.01);
+          all.clear();
           for (const auto& q : s.rtts) all.merge(q);
           LinkProbeStats ls;
           ls.link = s.link;
