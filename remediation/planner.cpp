@@ -9,7 +9,7 @@ namespace medic::remediation {
 
 namespace {
 
-constexpr double kEpsilon = 1e-9;
+constexpr double kLossEpsilon = 1e-9;
 
 // The capacity model plus the drains chosen so far in the search, with undo.
 class Overlay {
@@ -105,11 +105,11 @@ struct Search {
       cut = true;
       return;
     }
-    if (loss > best_loss + kEpsilon) {
+    if (loss > best_loss + kLossEpsilon) {
       best_loss = loss;
       best = current;
     }
-    if (i == c.size() || loss + suffix[i] <= best_loss + kEpsilon) return;
+    if (i == c.size() || loss + suffix[i] <= best_loss + kLossEpsilon) return;
     if (overlay.fits(c[i].link, nullptr, nullptr)) {
       overlay.push(c[i].link);
       current.push_back(i);

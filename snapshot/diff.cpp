@@ -15,7 +15,7 @@ using telemetry::Counter;
 
 namespace {
 
-constexpr double kEpsilon = 1e-12;
+constexpr double kChangeEpsilon = 1e-12;
 
 // Counters whose every increase is a symptom (flaps, errors, drops, pauses); the other
 // monotonic counters move with traffic.
@@ -116,13 +116,13 @@ SnapshotRef ref_of(const Snapshot& s) {
 }
 
 json opt_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-json opt_text(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+json text_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 json ref_json(const SnapshotRef& r) {
   return {{"id", r.id},
           {"scope", r.scope},
           {"reason", r.reason},
-          {"link", opt_text(r.link)},
+          {"link", text_or_null(r.link)},
           {"incident_id", r.incident_id ? json(r.incident_id) : json(nullptr)},
           {"action_id", r.action_id ? json(r.action_id) : json(nullptr)},
           {"taken_at", format_iso8601(r.taken_at)}};
@@ -164,11 +164,11 @@ bool is_notable(const CounterChange& c, const DiffThresholds& t) {
   if (c.reset()) return true;
   const double d = *c.after - *c.before;
   switch (c.counter) {
-    case Counter::oper_up: return std::fabs(d) > kEpsilon;
+    case Counter::oper_up: return std::fabs(d) > kChangeEpsilon;
     case Counter::rx_power_dbm:
-    case Counter::tx_power_dbm: return std::fabs(d) >= t.power_db - kEpsilon;
-    case Counter::temperature_c: return std::fabs(d) >= t.temperature_c - kEpsilon;
-    case Counter::laser_bias_ma: return std::fabs(d) >= t.bias_ma - kEpsilon;
+    case Counter::tx_power_dbm: return std::fabs(d) >= t.power_db - kChangeEpsilon;
+    case Counter::temperature_c: return std::fabs(d) >= t.temperature_c - kChangeEpsilon;
+    case Counter::laser_bias_ma: return std::fabs(d) >= t.bias_ma - kChangeEpsilon;
     case Counter::pre_fec_ber:
       return (*c.after > 0 && *c.after >= t.ber_factor * *c.before) ||
              (*c.before > 0 && *c.before >= t.ber_factor * *c.after);
@@ -256,7 +256,7 @@ SnapshotDiff diff(const Snapshot& a, const Snapshot& b, const DiffThresholds& th
     if (it == groups_a.end()) continue;
     ++d.groups_compared;
     const GroupReading& ga = *it->second;
-    if (std::fabs(ga.fraction() - gb.fraction()) <= kEpsilon && ga.links_in_service == gb.links_in_service) continue;
+    if (std::fabs(ga.fraction() - gb.fraction()) <= kChangeEpsilon && ga.links_in_service == gb.links_in_service) continue;
     GroupChange c;
     c.name = gb.name;
     c.kind = gb.kind;
@@ -417,12 +417,12 @@ json diff_to_json(const SnapshotDiff& d) {
     incidents.push_back({{"id", i.id},
                          {"change", std::string(to_string(i.kind))},
                          {"class", i.incident_class},
-                         {"link", opt_text(i.link)},
-                         {"device", opt_text(i.device)},
-                         {"state_before", opt_text(i.state_before)},
-                         {"state_after", opt_text(i.state_after)},
-                         {"severity_before", opt_text(i.severity_before)},
-                         {"severity_after", opt_text(i.severity_after)}});
+                         {"link", text_or_null(i.link)},
+                         {"device", text_or_null(i.device)},
+                         {"state_before", text_or_null(i.state_before)},
+                         {"state_after", text_or_null(i.state_after)},
+                         {"severity_before", text_or_null(i.severity_before)},
+                         {"severity_after", text_or_null(i.severity_after)}});
   }
   json ports = json::array();
   for (const auto& p : d.ports) {
@@ -436,7 +436,7 @@ json diff_to_json(const SnapshotDiff& d) {
     }
     ports.push_back({{"device", p.device},
                      {"port", p.port},
-                     {"link", opt_text(p.link)},
+                     {"link", text_or_null(p.link)},
                      {"importance", std::string(to_string(p.importance))},
                      {"oper_before", p.oper_before},
                      {"oper_after", p.oper_after},

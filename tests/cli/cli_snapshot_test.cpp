@@ -16,6 +16,7 @@
 #include "remediation/capacity_config.h"
 #include "snapshot/snapshot.h"
 #include "tests/cli/cli_fixture.h"
+#include "tests/support/epoch.h"
 #include "tests/support/testing.h"
 
 namespace medic::cli {
@@ -43,7 +44,6 @@ std::vector<std::string> line_words(const std::string& text, const std::string& 
 }
 
 const Time kT0 = from_unix_seconds(1'800'000'000);  // 2027-01-15T08:00:00Z
-Time at(double s) { return kT0 + from_seconds(s); }
 
 // A migrated database with the demo inventory, and what snapshots of it are made from.
 class CliSnapshot : public CliDbTest {

@@ -22,6 +22,7 @@
 #include "common/strings.h"
 #include "slo/targets_file.h"
 #include "tests/db/demo_db.h"
+#include "tests/support/epoch.h"
 #include "tests/support/testing.h"
 
 namespace medic::db {
@@ -33,12 +34,6 @@ using ::testing::Not;
 using nlohmann::json;
 using triage::IncidentState;
 
-// A fixed, arbitrary instant (2027-01-15T08:00:00Z); every test time is relative to it.
-const Time kT0 = from_unix_seconds(1'800'000'000);
-
-Time at(double s) { return kT0 + from_seconds(s); }
-
-
 std::string us(Time t) { return std::to_string(t.time_since_epoch().count()); }
 
 // The time stored in a timestamptz column, in microseconds since the epoch.
@@ -46,7 +41,6 @@ std::string column_us(const testing::TestDatabase& tdb, const std::string& table
                       const std::string& where) {
   return tdb.scalar("SELECT (extract(epoch from " + col + ") * 1000000)::bigint FROM " + table + " WHERE " + where);
 }
-
 
 // A link_flap incident on `link_ref` as triage would hand it over, reported by the A end.
 triage::IncidentUpdate flap_update(const fabric::Topology& t, const std::string& link_ref, Time started,

@@ -5,13 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "tests/db/demo_db.h"
+#include "tests/support/epoch.h"
 
 namespace medic::db {
 namespace {
 
 using ::testing::ElementsAre;
-
-Time at(int s) { return Time(std::chrono::seconds(1'800'000'000 + s)); }
 
 const std::vector<NotifyReceiver> kTwo = {{"alertmanager http://127.0.0.1:9093", "alertmanager"},
                                           {"webhook http://127.0.0.1:8080/hook", "webhook"}};

@@ -4,14 +4,13 @@
 
 #include "common/token.h"
 #include "tests/db/demo_db.h"
+#include "tests/support/epoch.h"
 
 namespace medic::db {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-Time at(int s) { return Time(std::chrono::seconds(1'800'000'000 + s)); }
 
 int64_t open_corruption(DemoDb& d, const std::string& ref, triage::IncidentState st) {
   triage::IncidentUpdate u;

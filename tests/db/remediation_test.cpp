@@ -12,6 +12,7 @@
 #include "db/leader.h"
 #include "db/remediation_store.h"
 #include "tests/db/demo_db.h"
+#include "tests/support/epoch.h"
 
 namespace medic::db {
 namespace {
@@ -19,9 +20,6 @@ namespace {
 using ::testing::HasSubstr;
 using nlohmann::json;
 using triage::IncidentState;
-
-const Time kT0 = from_unix_seconds(1'800'000'000);
-Time at(double s) { return kT0 + from_seconds(s); }
 
 // A link_flap incident on `ref`, opened at t=0.
 int64_t open_flap(DemoDb& d, const std::string& ref) {

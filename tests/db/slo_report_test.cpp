@@ -11,6 +11,7 @@
 #include "slo/render.h"
 #include "slo/targets_file.h"
 #include "tests/db/demo_db.h"
+#include "tests/support/epoch.h"
 
 namespace medic::db {
 namespace {
@@ -18,8 +19,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using triage::IncidentState;
-
-Time at(double s) { return Time(std::chrono::seconds(1'800'000'000)) + from_seconds(s); }
 
 int64_t flap(DemoDb& d, const std::string& ref, double started, double detected) {
   triage::IncidentUpdate u;

@@ -12,6 +12,7 @@
 #include "snapshot/snapshot.h"
 #include "tests/db/demo_db.h"
 #include "tests/snapshot/snapshot_fixture.h"
+#include "tests/support/epoch.h"
 #include "tests/support/testing.h"
 
 namespace medic::db {
@@ -23,7 +24,6 @@ using snapshot::Snapshot;
 using telemetry::Counter;
 
 const Time kT0 = from_unix_seconds(1'800'000'000);  // 2027-01-15T08:00:00Z
-Time at(double s) { return kT0 + from_seconds(s); }
 
 // The demo database, a capacity model of its topology with the derived groups, readings.
 struct SnapDb : DemoDb {

@@ -11,6 +11,7 @@
 #include "tests/db/all_stores.h"
 #include "fabric/generator.h"
 #include "tests/db/demo_db.h"
+#include "tests/support/epoch.h"
 #include "tests/support/testing.h"
 
 namespace medic::db {
@@ -22,9 +23,6 @@ using detectors::FindingKind;
 using detectors::Severity;
 using triage::IncidentClass;
 using triage::IncidentState;
-
-const Time kT0 = from_unix_seconds(1'800'000'000);
-Time at(double s) { return kT0 + from_seconds(s); }
 
 // The demo fabric's database, with the two questions these tests keep asking.
 struct ContextDb : DemoDb {
@@ -47,7 +45,6 @@ struct ContextDb : DemoDb {
     return out;
   }
 };
-
 
 detectors::Finding finding(const fabric::Topology& t, FindingKind kind, Severity sev, fabric::PortId reporter,
                            Time first, Time seen, const std::string& summary) {

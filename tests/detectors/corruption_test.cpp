@@ -11,8 +11,6 @@
 namespace medic::detectors::test {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 // Received frames and CRC errors over `interval_s`.
 Delta crc(fabric::PortId p, Time t, double errors, double packets, double interval_s = 60) {
   return Delta(p, t, interval_s).set(Counter::rx_crc_errors, errors).set(Counter::rx_packets, packets);

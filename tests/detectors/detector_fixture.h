@@ -2,6 +2,7 @@
 // way telemetry::CounterTracker produces them.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace medic::detectors::test {
 
 using telemetry::Counter;
 using telemetry::PortDelta;
+
+// A reading the source did not give (absent optics, a counter it does not have).
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 inline const Time kT0 = from_unix_seconds(1.8e9);
 inline Time at(double s) { return kT0 + from_seconds(s); }

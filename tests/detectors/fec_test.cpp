@@ -10,8 +10,6 @@
 namespace medic::detectors::test {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 // A 400G link carries 2.4e13 bits a minute: 2.4e8 corrected bits in a minute is a pre-FEC
 // BER of 1e-5 (the warning), 5.76e9 is 2.4e-4 (the KP4 limit).
 constexpr double kWarnBits = 2.4e8;

@@ -11,8 +11,6 @@
 namespace medic::detectors::test {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 Delta carrier(fabric::PortId port, Time t, double changes, double interval_s = 10) {
   return Delta(port, t, interval_s).set(Counter::carrier_changes, changes);
 }

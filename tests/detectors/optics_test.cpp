@@ -12,8 +12,6 @@
 namespace medic::detectors::test {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 OpticsConfig shipped() {
   return DetectorConfig::load_file(medic::testing::source_dir() + "/data/detectors.json").optics;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fabric/loader.h"
+#include "tests/support/epoch.h"
 #include "tests/support/testing.h"
 
 namespace medic::pipeline {
@@ -22,7 +23,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
 
-const Time kT0 = from_unix_seconds(1'800'000'000);
 constexpr Duration kPoll = seconds(10);
 
 // rtsw1 answers in the Prometheus text format (node_exporter names, as fabsim serves them),
@@ -188,7 +188,6 @@ class PipelineTest : public ::testing::Test {
   fabric::LinkId l2 = *topo.find_link("rtsw1:eth2");
   Fabric fabric;
 };
-
 
 TEST_F(PipelineTest, BothFormatsBecomeSamplesOfEveryPort) {
   Pipeline p(topo, map, detector_config);
@@ -431,7 +430,6 @@ TEST_F(PipelineTest, CounterResetsMakeNoFalseFindings) {
   EXPECT_EQ(out.findings[0].link, l1);
 }
 
-
 // ---------------------------------------------------------------------------------------
 // Probe rounds
 
@@ -553,7 +551,6 @@ TEST_F(PipelineTest, AVerdictOnALinkWhosePortsReportDownIsIgnored) {
   EXPECT_EQ(probe_findings(out, l1), 0u);
   EXPECT_THAT(out.triage.updates, IsEmpty());
 }
-
 
 // Most devices unanswered for a while, then all back with counters that moved on
 // meanwhile: no device is stale for it, the outage is one finding, and no link finding

@@ -26,12 +26,6 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-Endpoint ep(const std::string& s) {
-  auto e = Endpoint::parse(s);
-  EXPECT_TRUE(e.ok()) << s;
-  return e.ok() ? *e : Endpoint{};
-}
-
 SenderOptions session_to(const Endpoint& target) {
   SenderOptions o;
   o.target = target;
@@ -48,12 +42,6 @@ int default_ttl() {
   int ttl = 64;
   in >> ttl;
   return ttl;
-}
-
-ReflectorOptions unlimited() {
-  ReflectorOptions o;
-  o.rate_limit_pps = 0;
-  return o;
 }
 
 // Sends one datagram from `s` and waits (bounded) for one back.

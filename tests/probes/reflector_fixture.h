@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
 #include <memory>
 #include <thread>
 
@@ -14,6 +15,20 @@
 #include "probes/udp.h"
 
 namespace medic::probes {
+
+// An endpoint the test writes down ("127.0.0.1:0"); a typo fails the test.
+inline Endpoint ep(const std::string& s) {
+  auto e = Endpoint::parse(s);
+  EXPECT_TRUE(e.ok()) << s;
+  return e.ok() ? *e : Endpoint{};
+}
+
+// A reflector that answers every probe, however fast they come.
+inline ReflectorOptions unlimited() {
+  ReflectorOptions o;
+  o.rate_limit_pps = 0;
+  return o;
+}
 
 class LoopbackReflector {
  public:

@@ -10,6 +10,7 @@
 
 #include "probes/packet.h"
 #include "probes/reflector.h"
+#include "tests/probes/reflector_fixture.h"
 
 namespace medic::probes {
 namespace {
@@ -18,12 +19,6 @@ using Bytes = std::vector<uint8_t>;
 
 const Time kT0 = Time(Duration(int64_t{1700000000} * 1000000));
 const Bytes kKeyBytes = {'r', 'e', 'f', 'l', 'e', 'c', 't', 'o', 'r', '-', 'k', 'e', 'y'};
-
-Endpoint ep(const std::string& s) {
-  auto e = Endpoint::parse(s);
-  EXPECT_TRUE(e.ok()) << s;
-  return e.ok() ? *e : Endpoint{};
-}
 
 struct ProbeSpec {
   uint32_t seq = 0;
@@ -94,12 +89,6 @@ class Core {
   Bytes out_ = Bytes(kMaxPacketSize);
   size_t last_size_ = 0;
 };
-
-ReflectorOptions unlimited() {
-  ReflectorOptions o;
-  o.rate_limit_pps = 0;
-  return o;
-}
 
 // ---- What a reply carries ----
 

@@ -7,10 +7,10 @@
 
 #include <string>
 
+#include "tests/probes/reflector_fixture.h"
+
 namespace medic::probes {
 namespace {
-
-Endpoint ep(const std::string& s) { return *Endpoint::parse(s); }
 
 TEST(ReplyIndex, FindsTheSessionBySsidSocketAndReflectorHost) {
   ReplyIndex x;

@@ -16,7 +16,7 @@ namespace {
 
 using Floors = std::map<std::string, double, std::less<>>;
 
-std::string error_of(const std::string& text) {
+std::string capacity_error_of(const std::string& text) {
   try {
     CapacityConfig::parse(text, "c.json");
   } catch (const CapacityConfigError& e) {
@@ -85,11 +85,11 @@ TEST(CapacityConfig, EveryParseErrorIsExact) {
       {R"({"budget": {"per_switch": null}})",
        "c.json: $.budget.per_switch: expected a whole number of links in [1, 1000000], got null"},
   };
-  for (const auto& [text, message] : cases) EXPECT_EQ(error_of(text), message) << text;
+  for (const auto& [text, message] : cases) EXPECT_EQ(capacity_error_of(text), message) << text;
 }
 
 TEST(CapacityConfig, SyntaxErrorsNameFileLineAndColumn) {
-  const std::string e = error_of("{\n \"budget\": {\"fabric\": }\n}");
+  const std::string e = capacity_error_of("{\n \"budget\": {\"fabric\": }\n}");
   EXPECT_EQ(e.rfind("c.json: line 2, column 23: invalid JSON: ", 0), 0u) << e;
 }
 

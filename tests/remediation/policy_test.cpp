@@ -12,7 +12,7 @@ namespace {
 using triage::IncidentClass;
 
 // The message of the PolicyError that parsing `text` as "p.json" throws ("" if none).
-std::string error_of(const std::string& text) {
+std::string policy_error_of(const std::string& text) {
   try {
     RemediationPolicy::parse(text, "p.json");
   } catch (const PolicyError& e) {
@@ -139,12 +139,12 @@ TEST(Policy, EveryParseErrorIsExact) {
       {R"({"validation": {"soak": 1}})", "p.json: $.validation: unknown key \"soak\""},
       {R"({"verify": null})", "p.json: $.verify: expected an object, got null"},
   };
-  for (const auto& [text, message] : cases) EXPECT_EQ(error_of(text), message) << text;
+  for (const auto& [text, message] : cases) EXPECT_EQ(policy_error_of(text), message) << text;
 }
 
 TEST(Policy, SyntaxErrorsNameFileLineAndColumn) {
-  EXPECT_EQ(error_of("{\n  \"breaker\": {\"incidents\": 3,}\n}").rfind("p.json: line 2, column 30: invalid JSON: ", 0), 0u)
-      << error_of("{\n  \"breaker\": {\"incidents\": 3,}\n}");
+  EXPECT_EQ(policy_error_of("{\n  \"breaker\": {\"incidents\": 3,}\n}").rfind("p.json: line 2, column 30: invalid JSON: ", 0), 0u)
+      << policy_error_of("{\n  \"breaker\": {\"incidents\": 3,}\n}");
 }
 
 TEST(Policy, UnreadableFileIsNamed) {

@@ -6,11 +6,10 @@
 
 #include "common/token.h"
 #include "service/notify_payload.h"
+#include "tests/support/epoch.h"
 
 namespace medic::service {
 namespace {
-
-Time at(int s) { return Time(std::chrono::seconds(1'800'000'000 + s)); }
 
 db::NotifyEvent flap(const std::string& event, const std::string& state) {
   db::NotifyEvent e;

@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/slo/slo_times.h"
+
 namespace medic::slo {
 namespace {
-
-Time t(double s) { return Time(std::chrono::seconds(1'790'000'000)) + from_seconds(s); }
 
 TargetVersion v(double target_s, double from_s, double objective = 0.99) {
   return {"link_flap", Stage::mitigate, "", "", from_seconds(target_s), objective, t(from_s)};

@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "slo/render.h"
+#include "tests/slo/slo_times.h"
 
 namespace medic::slo {
 namespace {
@@ -19,7 +20,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-Time t(double s) { return Time(std::chrono::seconds(1'790'000'000)) + from_seconds(s); }
 Time utc(const char* iso) { return *parse_iso8601(iso); }
 
 TargetVersion target(const std::string& cls, Stage st, double target_s, double objective, double from_s = 0) {
@@ -274,7 +274,7 @@ TEST(WhereTimeWent, SplitsAStageByWhatTheIncidentWaitedFor) {
   };
   const auto went = where_time_went(ev, t(90), t(470));
   std::map<std::string, double> by;
-  for (const auto& x : went) by[x.what] = seconds(x.time);
+  for (const auto& x : went) by[x.what] = medic::seconds(x.time);
   EXPECT_EQ(by, (std::map<std::string, double>{{"detection", 10}, {"triage", 10}, {"approval", 190}, {"capacity", 100},
                                                 {"breaker", 50}, {"rate limit", 20}}));
   EXPECT_EQ(went.front().what, "approval") << "the longest first";

@@ -7,14 +7,12 @@
 
 #include <vector>
 
+#include "tests/support/epoch.h"
+
 namespace medic::slo {
 namespace {
 
-using std::chrono::minutes;
-using std::chrono::seconds;
 using ::testing::ElementsAre;
-
-const Time kT0 = from_unix_seconds(1'800'000'000);
 
 Time at(Duration d) { return kT0 + d; }
 
@@ -29,16 +27,16 @@ IncidentTimes incident(int64_t id, std::string cls, std::optional<int> detect_s,
   i.started_at = kT0;
   Time t = kT0;
   if (detect_s) {
-    t += seconds(*detect_s);
+    t += std::chrono::seconds(*detect_s);
     i.detected_at = t;
     if (mitigate_s) {
-      t += seconds(*mitigate_s);
+      t += std::chrono::seconds(*mitigate_s);
       i.mitigated_at = t;
       if (repair_s) {
-        t += seconds(*repair_s);
+        t += std::chrono::seconds(*repair_s);
         i.repaired_at = t;
         if (restore_s) {
-          t += seconds(*restore_s);
+          t += std::chrono::seconds(*restore_s);
           i.undrained_at = t;
         }
       }
@@ -53,39 +51,39 @@ IncidentTimes incident(int64_t id, std::string cls, std::optional<int> detect_s,
 TEST(Judge, MetWhenTheStageEndedWithinTarget) {
   const IncidentTimes inc = incident(1, "link_flap", 30);
   std::optional<Duration> elapsed;
-  EXPECT_EQ(judge(inc, Stage::detect, seconds(60), at(minutes(10)), &elapsed), Verdict::met);
+  EXPECT_EQ(judge(inc, Stage::detect, std::chrono::seconds(60), at(std::chrono::minutes(10)), &elapsed), Verdict::met);
   ASSERT_TRUE(elapsed);
-  EXPECT_EQ(*elapsed, seconds(30));
+  EXPECT_EQ(*elapsed, std::chrono::seconds(30));
 }
 
 TEST(Judge, ExactlyAtTargetIsMet) {
   const IncidentTimes inc = incident(1, "link_flap", 60);
-  EXPECT_EQ(judge(inc, Stage::detect, seconds(60), at(minutes(10))), Verdict::met);
-  EXPECT_EQ(judge(inc, Stage::detect, seconds(60) - Duration(1), at(minutes(10))), Verdict::missed);
+  EXPECT_EQ(judge(inc, Stage::detect, std::chrono::seconds(60), at(std::chrono::minutes(10))), Verdict::met);
+  EXPECT_EQ(judge(inc, Stage::detect, std::chrono::seconds(60) - Duration(1), at(std::chrono::minutes(10))), Verdict::missed);
 }
 
 TEST(Judge, MissedWhenTheStageTookTooLong) {
   const IncidentTimes inc = incident(1, "link_flap", 90);
   std::optional<Duration> elapsed;
-  EXPECT_EQ(judge(inc, Stage::detect, seconds(60), at(minutes(10)), &elapsed), Verdict::missed);
+  EXPECT_EQ(judge(inc, Stage::detect, std::chrono::seconds(60), at(std::chrono::minutes(10)), &elapsed), Verdict::missed);
   ASSERT_TRUE(elapsed);
-  EXPECT_EQ(*elapsed, seconds(90));
+  EXPECT_EQ(*elapsed, std::chrono::seconds(90));
 }
 
 TEST(Judge, VerdictOfAFinishedStageDoesNotDependOnNow) {
   const IncidentTimes inc = incident(1, "link_flap", 30);
-  EXPECT_EQ(judge(inc, Stage::detect, seconds(60), at(seconds(31))), Verdict::met);
-  EXPECT_EQ(judge(inc, Stage::detect, seconds(60), at(std::chrono::hours(1000))), Verdict::met);
+  EXPECT_EQ(judge(inc, Stage::detect, std::chrono::seconds(60), at(std::chrono::seconds(31))), Verdict::met);
+  EXPECT_EQ(judge(inc, Stage::detect, std::chrono::seconds(60), at(std::chrono::hours(1000))), Verdict::met);
 }
 
 TEST(Judge, PendingUntilTheTargetPassesThenMissed) {
   const IncidentTimes inc = incident(1, "link_flap", 10);  // detected, not mitigated
   std::optional<Duration> elapsed;
   // The mitigate stage began at t=10 s with a 5 min target.
-  EXPECT_EQ(judge(inc, Stage::mitigate, minutes(5), at(seconds(10)), &elapsed), Verdict::pending);
+  EXPECT_EQ(judge(inc, Stage::mitigate, std::chrono::minutes(5), at(std::chrono::seconds(10)), &elapsed), Verdict::pending);
   EXPECT_FALSE(elapsed);
-  EXPECT_EQ(judge(inc, Stage::mitigate, minutes(5), at(seconds(10) + minutes(5)), &elapsed), Verdict::pending);
-  EXPECT_EQ(judge(inc, Stage::mitigate, minutes(5), at(seconds(10) + minutes(5) + Duration(1)), &elapsed),
+  EXPECT_EQ(judge(inc, Stage::mitigate, std::chrono::minutes(5), at(std::chrono::seconds(10) + std::chrono::minutes(5)), &elapsed), Verdict::pending);
+  EXPECT_EQ(judge(inc, Stage::mitigate, std::chrono::minutes(5), at(std::chrono::seconds(10) + std::chrono::minutes(5) + Duration(1)), &elapsed),
             Verdict::missed);
   EXPECT_FALSE(elapsed);  // not finished: no elapsed time
 }
@@ -93,43 +91,43 @@ TEST(Judge, PendingUntilTheTargetPassesThenMissed) {
 TEST(Judge, NotApplicableWhenTheStageNeverBegan) {
   IncidentTimes inc = incident(1, "link_flap", std::nullopt);
   inc.started_at.reset();
-  EXPECT_EQ(judge(inc, Stage::detect, seconds(60), at(minutes(10))), Verdict::not_applicable);
+  EXPECT_EQ(judge(inc, Stage::detect, std::chrono::seconds(60), at(std::chrono::minutes(10))), Verdict::not_applicable);
   // Detected but never mitigated: the repair stage has not begun.
   const IncidentTimes det = incident(2, "link_flap", 5);
-  EXPECT_EQ(judge(det, Stage::repair, minutes(1), at(std::chrono::hours(24))), Verdict::not_applicable);
-  EXPECT_EQ(judge(det, Stage::restore, minutes(1), at(std::chrono::hours(24))), Verdict::not_applicable);
+  EXPECT_EQ(judge(det, Stage::repair, std::chrono::minutes(1), at(std::chrono::hours(24))), Verdict::not_applicable);
+  EXPECT_EQ(judge(det, Stage::restore, std::chrono::minutes(1), at(std::chrono::hours(24))), Verdict::not_applicable);
 }
 
 TEST(Judge, ClosedWithoutReachingTheStageIsNotApplicable) {
   IncidentTimes inc = incident(1, "link_flap", 10);  // detected, then dismissed
   inc.open = false;
   std::optional<Duration> elapsed;
-  EXPECT_EQ(judge(inc, Stage::mitigate, minutes(5), at(std::chrono::hours(5)), &elapsed), Verdict::not_applicable);
+  EXPECT_EQ(judge(inc, Stage::mitigate, std::chrono::minutes(5), at(std::chrono::hours(5)), &elapsed), Verdict::not_applicable);
   EXPECT_FALSE(elapsed);
   // Stages it did finish are still judged.
-  EXPECT_EQ(judge(inc, Stage::detect, seconds(60), at(std::chrono::hours(5))), Verdict::met);
-  EXPECT_EQ(judge(inc, Stage::detect, seconds(5), at(std::chrono::hours(5))), Verdict::missed);
+  EXPECT_EQ(judge(inc, Stage::detect, std::chrono::seconds(60), at(std::chrono::hours(5))), Verdict::met);
+  EXPECT_EQ(judge(inc, Stage::detect, std::chrono::seconds(5), at(std::chrono::hours(5))), Verdict::missed);
 }
 
 TEST(Judge, EachStageIsTimedFromThePreviousOne) {
   const IncidentTimes inc = incident(1, "link_flap", 10, 20, 3600, 120);
   std::optional<Duration> e;
   const Time now = at(std::chrono::hours(10));
-  EXPECT_EQ(judge(inc, Stage::detect, seconds(10), now, &e), Verdict::met);
-  EXPECT_EQ(*e, seconds(10));
-  EXPECT_EQ(judge(inc, Stage::mitigate, seconds(20), now, &e), Verdict::met);
-  EXPECT_EQ(*e, seconds(20));
-  EXPECT_EQ(judge(inc, Stage::repair, seconds(3599), now, &e), Verdict::missed);
-  EXPECT_EQ(*e, seconds(3600));
-  EXPECT_EQ(judge(inc, Stage::restore, seconds(120), now, &e), Verdict::met);
-  EXPECT_EQ(*e, seconds(120));
+  EXPECT_EQ(judge(inc, Stage::detect, std::chrono::seconds(10), now, &e), Verdict::met);
+  EXPECT_EQ(*e, std::chrono::seconds(10));
+  EXPECT_EQ(judge(inc, Stage::mitigate, std::chrono::seconds(20), now, &e), Verdict::met);
+  EXPECT_EQ(*e, std::chrono::seconds(20));
+  EXPECT_EQ(judge(inc, Stage::repair, std::chrono::seconds(3599), now, &e), Verdict::missed);
+  EXPECT_EQ(*e, std::chrono::seconds(3600));
+  EXPECT_EQ(judge(inc, Stage::restore, std::chrono::seconds(120), now, &e), Verdict::met);
+  EXPECT_EQ(*e, std::chrono::seconds(120));
 }
 
 TEST(Judge, EndBeforeBeginCountsAsZero) {
   IncidentTimes inc = incident(1, "link_flap", 10);
-  inc.detected_at = kT0 - seconds(3);  // clocks of different sources disagree
+  inc.detected_at = kT0 - std::chrono::seconds(3);  // clocks of different sources disagree
   std::optional<Duration> e;
-  EXPECT_EQ(judge(inc, Stage::detect, Duration::zero(), at(minutes(1)), &e), Verdict::met);
+  EXPECT_EQ(judge(inc, Stage::detect, Duration::zero(), at(std::chrono::minutes(1)), &e), Verdict::met);
   EXPECT_EQ(*e, Duration::zero());
 }
 
@@ -201,8 +199,8 @@ std::vector<StageReport> compute_report(const std::vector<IncidentTimes>& incs, 
 
 TEST(Report, NothingDecidedYet) {
   std::vector<IncidentTimes> incs = {incident(1, "c", std::nullopt)};
-  const std::vector<Target> targets = {{"c", Stage::detect, minutes(5), 0.99}};
-  const auto r = compute_report(incs, targets, at(seconds(30)))[0];
+  const std::vector<Target> targets = {{"c", Stage::detect, std::chrono::minutes(5), 0.99}};
+  const auto r = compute_report(incs, targets, at(std::chrono::seconds(30)))[0];
   EXPECT_EQ(r.met, 0);
   EXPECT_EQ(r.missed, 0);
   EXPECT_EQ(r.pending, 1);
@@ -215,7 +213,7 @@ TEST(Report, NothingDecidedYet) {
 }
 
 TEST(Report, NoIncidentsAtAll) {
-  const std::vector<Target> targets = {{"c", Stage::repair, minutes(30), 0.9}};
+  const std::vector<Target> targets = {{"c", Stage::repair, std::chrono::minutes(30), 0.9}};
   const auto reports = compute_report({}, targets, kT0);
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].met + reports[0].missed + reports[0].pending, 0);
@@ -233,29 +231,29 @@ TEST(Report, ClassFilter) {
       incident(1, "link_flap", 10), incident(2, "optics", 500), incident(3, "optics", 20),
       incident(4, "link_flap", 70), incident(5, "", 1),
   };
-  const std::vector<Target> targets = {{"link_flap", Stage::detect, seconds(60), 0.5},
-                                       {"optics", Stage::detect, seconds(60), 0.5},
-                                       {"corruption", Stage::detect, seconds(60), 0.5}};
+  const std::vector<Target> targets = {{"link_flap", Stage::detect, std::chrono::seconds(60), 0.5},
+                                       {"optics", Stage::detect, std::chrono::seconds(60), 0.5},
+                                       {"corruption", Stage::detect, std::chrono::seconds(60), 0.5}};
   const auto reports = compute_report(incs, targets, at(std::chrono::hours(1)));
   ASSERT_EQ(reports.size(), 3u);
   EXPECT_EQ(reports[0].incident_class, "link_flap");
   EXPECT_EQ(reports[0].met, 1);
   EXPECT_EQ(reports[0].missed, 1);
   EXPECT_THAT(reports[0].breaches, ElementsAre(4));
-  EXPECT_EQ(*reports[0].max, seconds(70));
+  EXPECT_EQ(*reports[0].max, std::chrono::seconds(70));
   EXPECT_TRUE(reports[0].objective_met);  // 0.5 >= 0.5
   EXPECT_EQ(reports[1].incident_class, "optics");
   EXPECT_THAT(reports[1].breaches, ElementsAre(2));
-  EXPECT_EQ(*reports[1].max, seconds(500));
+  EXPECT_EQ(*reports[1].max, std::chrono::seconds(500));
   EXPECT_EQ(reports[2].incident_class, "corruption");
   EXPECT_EQ(reports[2].met + reports[2].missed + reports[2].pending, 0);
 }
 
 TEST(Report, OneReportPerTargetInOrder) {
   const std::vector<IncidentTimes> incs = {incident(1, "c", 10, 100, 4000, 50), incident(2, "c", 30, 400)};
-  const std::vector<Target> targets = {{"c", Stage::restore, minutes(1), 0.9},
-                                       {"c", Stage::detect, seconds(20), 0.9},
-                                       {"c", Stage::mitigate, minutes(5), 0.9},
+  const std::vector<Target> targets = {{"c", Stage::restore, std::chrono::minutes(1), 0.9},
+                                       {"c", Stage::detect, std::chrono::seconds(20), 0.9},
+                                       {"c", Stage::mitigate, std::chrono::minutes(5), 0.9},
                                        {"c", Stage::repair, std::chrono::hours(2), 0.9}};
   const Time now = at(std::chrono::hours(3));
   const auto r = compute_report(incs, targets, now);
@@ -274,7 +272,7 @@ TEST(Report, OneReportPerTargetInOrder) {
   EXPECT_EQ(r[3].met, 1);      // 4000 s < 2 h
   EXPECT_EQ(r[3].missed, 1);   // #2 mitigated at 430 s, still not repaired after 3 h
   EXPECT_THAT(r[3].breaches, ElementsAre(2));
-  EXPECT_EQ(*r[3].max, seconds(4000));  // only finished stages make percentiles
+  EXPECT_EQ(*r[3].max, std::chrono::seconds(4000));  // only finished stages make percentiles
 }
 
 // Nearest-rank percentiles: the smallest value with at least q of the values at or below.
@@ -288,32 +286,32 @@ StageReport report_of_detect_times(const std::vector<int>& secs) {
 
 TEST(ReportPercentiles, SingleValue) {
   const auto r = report_of_detect_times({42});
-  EXPECT_EQ(*r.p50, seconds(42));
-  EXPECT_EQ(*r.p95, seconds(42));
-  EXPECT_EQ(*r.max, seconds(42));
+  EXPECT_EQ(*r.p50, std::chrono::seconds(42));
+  EXPECT_EQ(*r.p95, std::chrono::seconds(42));
+  EXPECT_EQ(*r.max, std::chrono::seconds(42));
 }
 
 TEST(ReportPercentiles, TwoValues) {
   const auto r = report_of_detect_times({20, 10});
-  EXPECT_EQ(*r.p50, seconds(10));  // rank ceil(0.5 * 2) = 1
-  EXPECT_EQ(*r.p95, seconds(20));  // rank ceil(0.95 * 2) = 2
-  EXPECT_EQ(*r.max, seconds(20));
+  EXPECT_EQ(*r.p50, std::chrono::seconds(10));  // rank ceil(0.5 * 2) = 1
+  EXPECT_EQ(*r.p95, std::chrono::seconds(20));  // rank ceil(0.95 * 2) = 2
+  EXPECT_EQ(*r.max, std::chrono::seconds(20));
 }
 
 TEST(ReportPercentiles, FiveValuesUnsorted) {
   const auto r = report_of_detect_times({50, 10, 40, 20, 30});
-  EXPECT_EQ(*r.p50, seconds(30));  // rank 3
-  EXPECT_EQ(*r.p95, seconds(50));  // rank 5
-  EXPECT_EQ(*r.max, seconds(50));
+  EXPECT_EQ(*r.p50, std::chrono::seconds(30));  // rank 3
+  EXPECT_EQ(*r.p95, std::chrono::seconds(50));  // rank 5
+  EXPECT_EQ(*r.max, std::chrono::seconds(50));
 }
 
 TEST(ReportPercentiles, TwentyValues) {
   std::vector<int> v;
   for (int i = 20; i >= 1; --i) v.push_back(i);
   const auto r = report_of_detect_times(v);
-  EXPECT_EQ(*r.p50, seconds(10));  // rank 10
-  EXPECT_EQ(*r.p95, seconds(19));  // rank 19
-  EXPECT_EQ(*r.max, seconds(20));
+  EXPECT_EQ(*r.p50, std::chrono::seconds(10));  // rank 10
+  EXPECT_EQ(*r.p95, std::chrono::seconds(19));  // rank 19
+  EXPECT_EQ(*r.max, std::chrono::seconds(20));
 }
 
 TEST(ReportPercentiles, ExactRanksForEverySizeUpTo200) {
@@ -324,16 +322,16 @@ TEST(ReportPercentiles, ExactRanksForEverySizeUpTo200) {
     const auto r = report_of_detect_times(v);
     const int rank50 = (n + 1) / 2;          // ceil(n / 2)
     const int rank95 = (95 * n + 99) / 100;  // ceil(0.95 n) in integers
-    ASSERT_EQ(*r.p50, seconds(rank50)) << "n=" << n;
-    ASSERT_EQ(*r.p95, seconds(rank95)) << "n=" << n;
-    ASSERT_EQ(*r.max, seconds(n)) << "n=" << n;
+    ASSERT_EQ(*r.p50, std::chrono::seconds(rank50)) << "n=" << n;
+    ASSERT_EQ(*r.p95, std::chrono::seconds(rank95)) << "n=" << n;
+    ASSERT_EQ(*r.max, std::chrono::seconds(n)) << "n=" << n;
   }
 }
 
 TEST(ReportPercentiles, DuplicatesAndZero) {
   const auto r = report_of_detect_times({0, 0, 0, 7});
   EXPECT_EQ(*r.p50, Duration::zero());
-  EXPECT_EQ(*r.p95, seconds(7));
+  EXPECT_EQ(*r.p95, std::chrono::seconds(7));
 }
 
 }  // namespace

@@ -5,12 +5,13 @@
 #include <iterator>
 #include <vector>
 
+#include "tests/support/epoch.h"
+
 namespace medic::telemetry {
 namespace {
 
 using std::chrono::seconds;
 
-const Time kT0 = from_unix_seconds(1'800'000'000);
 constexpr Duration kOneUs{1};
 
 TEST(Backoff, EveryDeviceIsDueBeforeAnyFailure) {

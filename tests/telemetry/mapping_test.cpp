@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fabric/loader.h"
+#include "tests/support/epoch.h"
 #include "tests/support/testing.h"
 
 namespace medic::telemetry {
@@ -15,8 +16,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-const Time kT0 = from_unix_seconds(1'800'000'000);
 
 // rtsw1:eth1 -- ctsw1:eth1, rtsw1:eth2 -- ctsw1:eth2. Both switches have an "eth1".
 fabric::Topology small_topology() {
@@ -944,7 +943,6 @@ TEST_F(FixtureTest, DetectFormatOnTheFixtures) {
   EXPECT_EQ(detect_format("text/plain; version=0.0.4; charset=utf-8", fixture("node_exporter_1.5_mlx5_host.prom")),
             PayloadFormat::prometheus);
 }
-
 
 TEST(CounterMapErrors, OnlyVersionOneIsRead) {
   try {

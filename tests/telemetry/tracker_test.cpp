@@ -5,14 +5,13 @@
 #include <cmath>
 #include <limits>
 
+#include "tests/support/epoch.h"
+
 namespace medic::telemetry {
 namespace {
 
 constexpr double k2p32 = 4294967296.0;
 constexpr double k2p64 = 18446744073709551616.0;
-const Time kT0 = from_unix_seconds(1'800'000'000);
-
-Time at(int seconds) { return kT0 + std::chrono::seconds(seconds); }
 
 PortSample sample(fabric::PortId port, Time t) {
   PortSample s;
@@ -407,7 +406,6 @@ TEST(CounterTracker, UnknownPortYieldsAnEmptyDelta) {
   EXPECT_EQ(d.present, 0u);
 }
 
-
 // ---------------------------------------------------------------------------------------
 // Implausible values: a rise no link can make, a value no counter can hold.
 
@@ -570,7 +568,6 @@ TEST(MaxIncrease, GrowsWithTheIntervalAndTheSpeed) {
             max_increase(Counter::tx_packets, 1600, std::chrono::seconds(1)));
   EXPECT_TRUE(std::isinf(max_increase(Counter::rx_power_dbm, 400, std::chrono::seconds(1))));
 }
-
 
 // 2^64 - 1 (a double rounds it to 2^64) as a port's first value, or as a value it jumped to
 // and kept: a 64-bit wrap from there is not believed, so the next sound value is not

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fabric/loader.h"
+#include "tests/support/epoch.h"
 
 namespace medic::triage {
 namespace {
@@ -35,7 +36,6 @@ using std::chrono::seconds;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-const Time kT0 = from_unix_seconds(1'800'000'000);
 constexpr Duration kOneUs{1};
 
 // rtsw1 has six uplinks, one to each of ctsw1..ctsw6 (links "rtsw1:ethN--ctswN:eth1"), and
@@ -1113,7 +1113,6 @@ TEST(IncidentClass, NamesRoundTripAndDeviceClasses) {
   EXPECT_EQ(class_of(FindingKind::fec_ber), IncidentClass::fec);
   EXPECT_EQ(class_of(FindingKind::probe_loss), IncidentClass::gray_failure);
 }
-
 
 // ---------------------------------------------------------------------------------------
 // Measurement incidents: never a link's, closed by the finding that says they are over.
