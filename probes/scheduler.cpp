@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <random>
@@ -50,12 +51,15 @@ struct Session {
   std::vector<std::pair<uint32_t, Time>> outstanding;  // this round
   uint64_t round_sent = 0, round_received = 0;
   std::deque<RoundCounts> window;
-  // Pinned sessions: a round-trip sketch per round of the window, a ring whose slot
-  // rtt_round is this round's. The sketches are cleared and reused, never made anew: a
-  // fresh sketch a session a round, grown a bucket at a time, was most of the prober's
-  // userspace CPU on zone32k.
-  std::vector<QuantileSketch> rtts;
+  // Pinned sessions: the round-trip times of the window's rounds, kept as they are (a
+  // session has per_round answers a round, 10 by default), a ring of window_rounds rounds
+  // of up to rtt_cap values each; round rtt_round is this one, rtt_n[r] how many round r
+  // holds. A quantile sketch per round cost 1.4 GB and an allocation a bucket on zone32k's
+  // 150,000 pinned sessions; this costs about 250 bytes a session at the defaults.
+  std::vector<float> rtts;
+  std::vector<uint16_t> rtt_n;
   size_t rtt_round = 0;
+  uint32_t rtt_answers = 0;  // this round's, for a uniform sample when they pass rtt_cap
   double last_rtt = -1, jitter = 0;
 };
 
@@ -270,7 +274,20 @@ Status ProbeScheduler::start() {
     constexpr int kEvents = 256;
     epoll_event events[kEvents];
     const ErrorEstimate error = ErrorEstimate::from_seconds(1e-3, false);
-    QuantileSketch all(0.01);  // one pinned session's window at a round's close, reused
+    // Round-trip times kept per pinned session and round: all of them at medicd's settings,
+    // a uniform sample past 64 (per_round can be up to 10,000).
+    const size_t rtt_cap = std::min<size_t>(static_cast<size_t>(cfg.per_round), 64);
+    const size_t window = static_cast<size_t>(cfg.window_rounds);
+    auto record_rtt = [&](Session& s, double rtt) {
+      uint16_t& n = s.rtt_n[s.rtt_round];
+      ++s.rtt_answers;
+      if (n < rtt_cap) {
+        s.rtts[s.rtt_round * rtt_cap + n++] = static_cast<float>(rtt);
+      } else if (const uint64_t j = im.rng() % s.rtt_answers; j < rtt_cap) {
+        s.rtts[s.rtt_round * rtt_cap + j] = static_cast<float>(rtt);
+      }
+    };
+    std::vector<float> window_rtts;  // one session's, at a round's close
     const auto tick = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(cfg.tick_s));
 
     // Reads everything that has arrived on every socket, without waiting. Replies carry the
@@ -307,7 +324,7 @@ Status ProbeScheduler::start() {
               ++match->round_received;
               ++counters_.received;
               if (match->pinned) {
-                match->rtts[match->rtt_round].add(rtt);
+                record_rtt(*match, rtt);
                 if (match->last_rtt >= 0) match->jitter += (std::abs(rtt - match->last_rtt) - match->jitter) / 16.0;
                 match->last_rtt = rtt;
               }
@@ -344,9 +361,13 @@ Status ProbeScheduler::start() {
         s.outstanding.clear();
         s.round_sent = s.round_received = 0;
         if (s.pinned) {
-          if (s.rtts.empty()) s.rtts.assign(static_cast<size_t>(cfg.window_rounds), QuantileSketch(0.01));
-          s.rtt_round = (s.rtt_round + 1) % s.rtts.size();
-          s.rtts[s.rtt_round].clear();
+          if (s.rtt_n.empty()) {
+            s.rtts.assign(window * rtt_cap, 0.0f);
+            s.rtt_n.assign(window, 0);
+          }
+          s.rtt_round = (s.rtt_round + 1) % window;
+          s.rtt_n[s.rtt_round] = 0;
+          s.rtt_answers = 0;
         }
       }
       const auto start = std::chrono::steady_clock::now();
@@ -438,7 +459,7 @@ Status ProbeScheduler::start() {
         const bool left_out = s.sender != kNoEndpoint && out_of_round[s.sender];
         if (left_out) {
           s.window.push_back({0, 0});
-          if (s.pinned && !s.rtts.empty()) s.rtts[s.rtt_round].clear();  // late answers, not the link's latency
+          if (s.pinned && !s.rtt_n.empty()) s.rtt_n[s.rtt_round] = 0;  // late answers, not the link's latency
         } else {
           s.window.push_back({s.round_sent, s.round_sent - std::min(s.round_sent, s.round_received)});
         }
@@ -452,16 +473,26 @@ Status ProbeScheduler::start() {
         }
         if (s.pinned) {
           links.push_back({s.link, sum.sent, sum.lost, s.sender, s.reflector});
-          all.clear();
-          for (const auto& q : s.rtts) all.merge(q);
+          window_rtts.clear();
+          for (size_t w = 0; w < s.rtt_n.size(); ++w) {
+            const auto from = s.rtts.begin() + static_cast<std::ptrdiff_t>(w * rtt_cap);
+            window_rtts.insert(window_rtts.end(), from, from + s.rtt_n[w]);
+          }
           LinkProbeStats ls;
           ls.link = s.link;
           ls.sent = sum.sent;
           ls.lost = sum.lost;
-          if (all.count() > 0) {
-            ls.rtt_min_s = all.min();
-            ls.rtt_p50_s = *all.quantile(0.5);
-            ls.rtt_p99_s = *all.quantile(0.99);
+          if (!window_rtts.empty()) {
+            // Exact quantiles by nearest rank: the ceil(q n)-th smallest.
+            std::sort(window_rtts.begin(), window_rtts.end());
+            const double n = static_cast<double>(window_rtts.size());
+            auto nearest_rank = [&](double q) {
+              const size_t rank = std::max<size_t>(1, static_cast<size_t>(std::ceil(q * n)));
+              return static_cast<double>(window_rtts[std::min(rank, window_rtts.size()) - 1]);
+            };
+            ls.rtt_min_s = window_rtts.front();
+            ls.rtt_p50_s = nearest_rank(0.5);
+            ls.rtt_p99_s = nearest_rank(0.99);
           }
           ls.jitter_s = s.jitter;
           r.links.push_back(ls);

@@ -246,6 +246,41 @@ TEST_F(SchedulerTest, TheDemoFabricIsProbedEndToEnd) {
   EXPECT_EQ(s.counters().sent.load(), after);
 }
 
+// Round-trip times: every answer of a round is kept up to 64, a uniform sample of them past
+// that (here 100 probes a session a round). A link whose far end holds probes 30 ms shows
+// it in its p50 and p99 and only there; the healthy links stay far below.
+TEST_F(SchedulerTest, RoundTripTimesPastTheSixtyFourKeptStillShowASlowLink) {
+  const std::string end = "rtsw0002:eth6";
+  const fabric::LinkId slow = *topo.find_link(end);
+  SchedulerConfig c = short_rounds();
+  c.per_round = 100;
+  c.round_s = 1.0;
+  c.timeout_s = 0.5;
+  emu.apply(sim::FaultKind::probe_delay, end, 30, sim::SimEvent::Phase::start);
+  ProbeScheduler s(topo, c, clock);
+  ASSERT_TRUE(s.start().ok());
+  const auto rounds = take_rounds(s, 2, 60s);
+  ASSERT_GE(rounds.size(), 2u);
+  const RoundResult& r = rounds.back();
+  EXPECT_EQ(r.received, r.sent);
+  const LinkProbeStats* st = stats_of(r, slow);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->sent, 200u);  // two rounds of 100
+  EXPECT_GE(st->rtt_p50_s, 0.030);
+  EXPECT_GE(st->rtt_p99_s, st->rtt_p50_s);
+  EXPECT_LE(st->rtt_min_s, st->rtt_p50_s);
+  size_t fast = 0;
+  for (const auto& l : r.links) {
+    if (l.link == slow) continue;
+    EXPECT_GT(l.rtt_p50_s, 0) << topo.link(l.link).name;
+    EXPECT_LE(l.rtt_min_s, l.rtt_p50_s) << topo.link(l.link).name;
+    EXPECT_LE(l.rtt_p50_s, l.rtt_p99_s) << topo.link(l.link).name;
+    if (l.rtt_p50_s < 0.030) ++fast;
+  }
+  // Paths through the slow end are not these links' sessions: none of them is held.
+  EXPECT_EQ(fast, r.links.size() - 1);
+}
+
 // A reflector that stalls now and then (its host busy) answers a run of consecutive probes
 // too late: those are lost, but on sessions of every endpoint alike, so no reflector is
 // named and no link is blamed (the probes of a pass are sent in a fresh random order).
