@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "bench/measure.h"
 #include "fabric/generator.h"
 #include "remediation/capacity_config.h"
 #include "service/api.h"
@@ -29,15 +30,7 @@ using namespace medic;
 
 namespace {
 
-using Steady = std::chrono::steady_clock;
-
-double ms_since(Steady::time_point t0) { return std::chrono::duration<double, std::milli>(Steady::now() - t0).count(); }
-
-long rss_mib() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss / 1024;
-}
+using namespace medic::bench;
 
 struct Figures {
   std::vector<double> ms;
@@ -201,7 +194,7 @@ int main(int argc, char** argv) {
     print("GET /api/audit", measure([&](int) { return request("GET", "/api/audit", *viewer); }));
     print("refused: 401 unknown token", measure([&](int) { return request("GET", "/api/queue", "mdk_1_nope"); }));
     print("refused: 403 viewer approves", measure([&](int) { return request("POST", one + "/approve", *viewer, "{}"); }));
-    std::printf("  peak RSS %ld MiB\n", rss_mib());
+    std::printf("  peak RSS %.0f MiB\n", peak_mib());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_api: %s\n", e.what());
     rc = 1;

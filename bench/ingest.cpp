@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/measure.h"
 #include "common/files.h"
 #include "detectors/config.h"
 #include "fabric/generator.h"
@@ -26,15 +27,7 @@
 
 using namespace medic;
 
-namespace {
-
-double cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
-}  // namespace
+using namespace medic::bench;
 
 int main(int argc, char** argv) {
   int polls = 4;
@@ -93,11 +86,11 @@ int main(int argc, char** argv) {
       total_bytes += p > 0 ? bodies[d].size() : 0;
       answers.push_back(a);
     }
-    const double c0 = cpu_seconds();
+    const double c0 = process_cpu_s();
     const auto w0 = std::chrono::steady_clock::now();
     auto out = pipeline.poll(answers, from_unix_seconds(1.8e9 + t));
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-    const double cpu = cpu_seconds() - c0;
+    const double cpu = process_cpu_s() - c0;
     std::printf("  poll %d: %zu samples (%zu mapped), %zu port samples, %zu findings in %.3f s wall, %.3f s CPU\n", p + 1,
                 out.stats.samples, out.stats.mapped, out.samples, out.findings.size(), wall, cpu);
     if (p == 0) continue;  // the first poll only sets the baselines (no deltas)

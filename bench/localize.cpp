@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/measure.h"
 #include "common/random.h"
 #include "fabric/generator.h"
 #include "probes/ecmp.h"
@@ -39,6 +40,8 @@ using namespace medic;
 using fabric::LinkId;
 
 namespace {
+
+using namespace medic::bench;  // thread_cpu_s: precise for runs of a few milliseconds
 
 constexpr double kBackground = 1e-6;
 constexpr double kMinLoss = 0.005, kMaxLoss = 0.05;
@@ -59,14 +62,6 @@ uint64_t binomial(Rng& rng, uint64_t n, double p) {
     if (at > static_cast<double>(n)) return lost;
     ++lost;
   }
-}
-
-// This thread's CPU time, precise to the nanosecond (getrusage ticks too coarsely for
-// runs of a few milliseconds) and blind to whatever else the machine runs.
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 struct Score {
@@ -126,7 +121,7 @@ int main(int argc, char** argv) {
                                                                        : 1;
   }
 
-  const double plan_start = cpu_seconds();
+  const double plan_start = thread_cpu_s();
   probes::EcmpModel ecmp(topo, seed);
   const probes::ProbePlan plan = probes::make_plan(topo, ecmp);
   std::vector<probes::PathObservation> paths(plan.flows.size());
@@ -156,7 +151,7 @@ int main(int argc, char** argv) {
     o.sender = 0;
     o.reflector = reflector(topo.link(o.link).b);
   }
-  const double plan_seconds = cpu_seconds() - plan_start;
+  const double plan_seconds = thread_cpu_s() - plan_start;
   const uint64_t round = plan.flows.size() * per_flow + plan.pinned.size() * per_link;
 
   std::printf("bench_localize: zone32k, %zu devices, %zu links, one core\n", topo.devices().size(), n_links);
@@ -189,7 +184,7 @@ int main(int argc, char** argv) {
     for (auto& o : pinned) o.lost = binomial(rng, per_link, 1 - (1 - loss[o.link]) * (1 - loss[o.link]));
 
     auto run = [&](Score& s, std::span<const probes::LinkObservation> links, bool measured = false) {
-      const double t0 = cpu_seconds();
+      const double t0 = thread_cpu_s();
       std::vector<probes::LinkVerdict> verdicts;
       if (measured) {
         auto loc = probes::localize(topo, links, paths, {}, endpoints);
@@ -201,7 +196,7 @@ int main(int argc, char** argv) {
       } else {
         verdicts = probes::localize(topo, links, paths);
       }
-      const double dt = cpu_seconds() - t0;
+      const double dt = thread_cpu_s() - t0;
       s.seconds += dt;
       s.worst = std::max(s.worst, dt);
       std::set<LinkId> named;
@@ -268,9 +263,9 @@ int main(int argc, char** argv) {
     for (auto& o : pinned) {
       o.lost = o.reflector == dead ? per_link : binomial(rng, per_link, 1 - (1 - loss[o.link]) * (1 - loss[o.link]));
     }
-    double t0 = cpu_seconds();
+    double t0 = thread_cpu_s();
     auto loc = probes::localize(topo, pinned, paths, {}, endpoints);
-    fault_seconds += cpu_seconds() - t0;
+    fault_seconds += thread_cpu_s() - t0;
     for (const auto& e : loc.endpoints) (e.endpoint == dead ? dead_named : dead_other_endpoints)++;
     for (const auto& v : loc.links) {
       if (injected.count(v.link)) {
@@ -287,9 +282,9 @@ int main(int argc, char** argv) {
     const double p = std::exp(std::log(0.005) + rng.uniform() * std::log(0.05 / 0.005));
     for (auto& o : paths) o.lost = binomial(rng, per_flow, 1 - (1 - p) * (1 - kBackground));
     for (auto& o : pinned) o.lost = binomial(rng, per_link, 1 - (1 - p) * (1 - kBackground));
-    t0 = cpu_seconds();
+    t0 = thread_cpu_s();
     loc = probes::localize(topo, pinned, paths, {}, endpoints);
-    fault_seconds += cpu_seconds() - t0;
+    fault_seconds += thread_cpu_s() - t0;
     for (const auto& e : loc.endpoints) (e.endpoint == 0 ? prober_named : prober_other_endpoints)++;
     prober_links_blamed += loc.links.size();
     if (verbose) {

@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "bench/measure.h"
 #include "common/asio.h"
 #include "common/http_server.h"
 #include "fabric/generator.h"
@@ -30,19 +31,7 @@ using namespace medic;
 
 namespace {
 
-using Steady = std::chrono::steady_clock;
-double since(Steady::time_point t0) { return std::chrono::duration<double>(Steady::now() - t0).count(); }
-double thread_cpu_s() {
-  rusage ru{};
-  getrusage(RUSAGE_THREAD, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-double peak_mib() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;
-}
+using namespace medic::bench;
 
 [[noreturn]] void usage() {
   std::fprintf(stderr, "usage: bench_notify --db URL [--incidents N]\n");

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/measure.h"
 #include "fabric/generator.h"
 #include "slo/render.h"
 #include "tests/db/all_stores.h"
@@ -35,27 +36,7 @@ using namespace medic;
 
 namespace {
 
-using Steady = std::chrono::steady_clock;
-double since(Steady::time_point t0) { return std::chrono::duration<double>(Steady::now() - t0).count(); }
-
-// Peak and current resident memory of this process, in MiB.
-double peak_mib() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;
-}
-double status_mib(const char* key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0) return std::stod(line.substr(std::strlen(key))) / 1024.0;
-  }
-  return 0;
-}
-double rss_mib() { return status_mib("VmRSS:"); }
-// The peak since reset_peak() (Linux: writing 5 to clear_refs resets VmHWM).
-double hwm_mib() { return status_mib("VmHWM:"); }
-void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
+using namespace medic::bench;
 
 struct Args {
   std::string db;

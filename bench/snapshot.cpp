@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/measure.h"
 #include "tests/db/all_stores.h"
 #include "fabric/generator.h"
 #include "remediation/capacity.h"
@@ -35,17 +36,7 @@ using telemetry::Counter;
 
 namespace {
 
-using Steady = std::chrono::steady_clock;
-
-double since(Steady::time_point t0) { return std::chrono::duration<double>(Steady::now() - t0).count(); }
-
-// This process's CPU time (user and system): the client's share of a write.
-double cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
+using namespace medic::bench;  // process_cpu_s: the client's share of a write
 
 // Readings of a port of a fabric that has carried traffic for weeks.
 telemetry::PortSample readings(fabric::PortId p, Time at, bool up, std::mt19937_64& rng) {
@@ -188,10 +179,10 @@ int main(int argc, char** argv) {
     const snapshot::Snapshot s = snapshot::capture_fabric(state, "bench");
     f.capture.push_back(since(t0));
     t0 = Steady::now();
-    const double cpu0 = cpu_seconds();
+    const double cpu0 = process_cpu_s();
     const auto id = db->write_snapshot(s);
     f.write.push_back(since(t0));
-    f.write_cpu.push_back(cpu_seconds() - cpu0);
+    f.write_cpu.push_back(process_cpu_s() - cpu0);
     if (!id.ok()) {
       std::fprintf(stderr, "bench_snapshot: %s\n", id.error().c_str());
       return 1;

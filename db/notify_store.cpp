@@ -153,10 +153,11 @@ Status NotifyStore::attempt_failed(const std::vector<int64_t>& ids, const std::s
   });
 }
 
-Result<std::vector<NotifyReceiverStatus>> NotifyStore::status() {
+Result<std::vector<NotifyReceiverStatus>> NotifyStore::status(const std::optional<std::string>& receiver) {
   return c_.run("notification status", [&](Pq& pq) -> Result<std::vector<NotifyReceiverStatus>> {
     pqxx::nontransaction n(pq.c);
-    const auto r = n.exec(
+    // $1 NULL: every receiver.
+    const auto r = n.exec_params(
         "SELECT r.name, r.kind, r.enabled, "
         "(SELECT count(*) FROM notify_outbox o WHERE o.receiver = r.name AND o.delivered_at IS NULL AND o.failed_at IS NULL), "
         "(SELECT count(*) FROM notify_outbox o WHERE o.receiver = r.name AND o.delivered_at IS NOT NULL), "
@@ -165,7 +166,8 @@ Result<std::vector<NotifyReceiverStatus>> NotifyStore::status() {
         " WHERE o.receiver = r.name AND o.delivered_at IS NULL AND o.failed_at IS NULL), "
         "(SELECT o.last_error FROM notify_outbox o WHERE o.receiver = r.name AND o.delivered_at IS NULL "
         " AND o.last_error IS NOT NULL ORDER BY o.failed_at IS NULL DESC, o.id DESC LIMIT 1) "
-        "FROM notify_receivers r ORDER BY r.name");
+        "FROM notify_receivers r WHERE $1::text IS NULL OR r.name = $1 ORDER BY r.name",
+        receiver ? receiver->c_str() : nullptr);
     std::vector<NotifyReceiverStatus> out;
     for (const auto& row : r) {
       NotifyReceiverStatus s;

@@ -58,7 +58,8 @@ class NotifyStore {
   Status delivered(const std::vector<int64_t>& ids, Time at);
   // A failed attempt: counted with its error; `permanent` (a 4xx): not retried.
   Status attempt_failed(const std::vector<int64_t>& ids, const std::string& error, bool permanent, Time at);
-  Result<std::vector<NotifyReceiverStatus>> status();
+  // Every receiver's counts, by name; or only `receiver`'s (none if it is not listed).
+  Result<std::vector<NotifyReceiverStatus>> status(const std::optional<std::string>& receiver = std::nullopt);
   // Deletes delivered and refused rows older than `before`; returns how many.
   Result<int64_t> prune(Time before);
 

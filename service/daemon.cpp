@@ -49,6 +49,10 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
       probe_packets_sent(r.counter("medic_probe_packets_sent_total",
                                    "STAMP probes the prober has sent so far, the round under way included (taken every "
                                    "poll; medic_probes_sent_total counts finished rounds).")),
+      probes_late(r.counter("medic_probes_late_total",
+                            "Replies the prober could match to no probe outstanding: late (after --probe-timeout, "
+                            "already counted lost), repeated, or not STAMP. Many of them with probe loss everywhere: "
+                            "the prober's host or a reflector is too slow to answer in time, not the fabric.")),
       leading(r.gauge("medic_leader", "1 while this daemon leads (and has reloaded what the database holds).")),
       role(r.gauge("medic_role", "0 starting, 1 leader, 2 degraded (polls and detects, records and acts on nothing), 3 standby.")),
       db_up(r.gauge("medic_db_up", "1 when the database answered the last check.")),
@@ -235,7 +239,7 @@ void Daemon::cycle(const LeadershipState& leadership) {
     pc.outage_share = p_.detectors.probe.outage_share;
     pc.outage_min_sessions = p_.detectors.probe.outage_min_sessions;
     prober_ = std::make_unique<probes::ProbeScheduler>(p_.topology, pc, clock_);
-    probe_packets_seen_ = 0;
+    probe_packets_seen_ = probes_late_seen_ = 0;
     if (auto st = prober_->start(); !st.ok()) {
       // Counters still watch the fabric: active probing is off until medicd restarts.
       spdlog::error("prober: {}; active probing is off", st.error());
@@ -312,6 +316,9 @@ void Daemon::cycle(const LeadershipState& leadership) {
     const uint64_t packets = prober_->counters().sent.load();
     metrics_.probe_packets_sent += static_cast<double>(packets - std::min(packets, probe_packets_seen_));
     probe_packets_seen_ = packets;
+    const uint64_t late = prober_->counters().late_or_foreign.load();
+    metrics_.probes_late += static_cast<double>(late - std::min(late, probes_late_seen_));
+    probes_late_seen_ = late;
   }
   // What was kept while it could not be recorded goes first, in order, and before this
   // poll's triage: its incidents must be known when this poll's findings are sorted.

@@ -54,7 +54,7 @@ struct DaemonMetrics {
   metrics::Counter incidents_opened, incidents_reopened, incidents_resolved;
   metrics::Counter snapshots_taken, db_errors, records_dropped;
   metrics::Counter probe_rounds, probes_sent, probes_received, probe_verdicts, probe_outage_rounds;
-  metrics::Counter probe_measurement_verdicts, probe_verdicts_left_to_silence, probe_packets_sent;
+  metrics::Counter probe_measurement_verdicts, probe_verdicts_left_to_silence, probe_packets_sent, probes_late;
   metrics::Gauge leading, role, db_up, pending_records, last_cycle_seconds;
   metrics::Histogram poll_cycle_seconds;
 };
@@ -117,6 +117,7 @@ class Daemon {
   const Clock& clock_;
   std::unique_ptr<probes::ProbeScheduler> prober_;
   uint64_t probe_packets_seen_ = 0;  // the prober's packets already added to medic_probe_packets_sent_total
+  uint64_t probes_late_seen_ = 0;    // and its late or foreign replies to medic_probes_late_total
   bool can_probe_ = false;
   std::vector<telemetry::ScrapeTarget> targets_;
   std::vector<triage::Maintenance> maintenance_;

@@ -60,15 +60,26 @@ struct Notifier::Receiver {
   Periodic thread;
 };
 
-std::vector<db::NotifyReceiver> notify_receivers(const NotifierOptions& o) {
-  std::vector<db::NotifyReceiver> out;
+namespace {
+
+// The receivers `o` configures, each with its URL as given: a URL given twice is one receiver.
+std::vector<std::pair<db::NotifyReceiver, std::string>> configured(const NotifierOptions& o) {
+  std::vector<std::pair<db::NotifyReceiver, std::string>> out;
   std::set<std::string> seen;
   auto add = [&](const std::string& kind, const std::string& url) {
     db::NotifyReceiver r{receiver_name(kind, url), kind};
-    if (seen.insert(r.name).second) out.push_back(std::move(r));
+    if (seen.insert(r.name).second) out.emplace_back(std::move(r), url);
   };
   for (const auto& u : o.alertmanager_urls) add("alertmanager", u);
   for (const auto& u : o.webhook_urls) add("webhook", u);
+  return out;
+}
+
+}  // namespace
+
+std::vector<db::NotifyReceiver> notify_receivers(const NotifierOptions& o) {
+  std::vector<db::NotifyReceiver> out;
+  for (auto& [r, url] : configured(o)) out.push_back(std::move(r));
   return out;
 }
 
@@ -77,12 +88,10 @@ Notifier::Notifier(metrics::Registry& r, NotifierOptions options, const Clock& c
       clock_(clock),
       leading_(std::move(leading)),
       db_errors_(r.counter("medic_notify_db_errors_total", "Notifier database calls that failed (it tries again next pass).")) {
-  std::set<std::string> seen;
-  auto add = [&](const std::string& kind, const std::string& url) {
+  for (auto& [id, url] : configured(o_)) {
     auto rec = std::make_unique<Receiver>();
-    rec->id = {receiver_name(kind, url), kind};
-    if (!seen.insert(rec->id.name).second) return;
-    rec->alertmanager = kind == "alertmanager";
+    rec->id = std::move(id);
+    rec->alertmanager = rec->id.kind == "alertmanager";
     rec->url = rec->alertmanager ? url + "/api/v2/alerts" : url;
     rec->batch = rec->alertmanager ? static_cast<size_t>(std::max(1, o_.batch)) : 1;
     const metrics::Labels l = {{"receiver", rec->id.name}};
@@ -96,9 +105,7 @@ Notifier::Notifier(metrics::Registry& r, NotifierOptions options, const Clock& c
     rec->oldest_pending_s = gauge("medic_notify_oldest_pending_seconds",
                                   "Age of the oldest outbox event owed to a receiver (0: none, or this medicd does not lead).");
     receivers_.push_back(std::move(rec));
-  };
-  for (const auto& u : o_.alertmanager_urls) add("alertmanager", u);
-  for (const auto& u : o_.webhook_urls) add("webhook", u);
+  }
   if (receivers_.empty()) none_ = std::make_unique<Receiver>();
 }
 
@@ -316,13 +323,12 @@ void Notifier::refresh_status(Receiver& r, db::NotifyStore& store, bool leading)
   const auto now = Steady::now();
   if (!leading || now < r.next_status) return;
   r.next_status = now + std::chrono::seconds(10);
-  const auto st = store.status();
+  const auto st = store.status(r.id.name);
   if (!st.ok()) {
     ++db_errors_;
     return;
   }
   for (const auto& s : *st) {
-    if (s.name != r.id.name) continue;
     r.pending->set(static_cast<double>(s.pending));
     r.oldest_pending_s->set(s.oldest_pending ? std::max(0.0, seconds(clock_.now() - *s.oldest_pending)) : 0.0);
   }

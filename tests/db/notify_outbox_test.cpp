@@ -126,6 +126,31 @@ TEST(NotifyOutbox, DeliveredAndRefusedRowsAreNoLongerDueAndFailuresAreCounted) {
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM notify_outbox"), "2");
 }
 
+TEST(NotifyOutbox, StatusOfOneReceiverIsItsRowAlone) {
+  DemoDb d;
+  ASSERT_TRUE(d.db.set_receivers(kTwo).ok());
+  open_flap(d, "rtsw0001:eth1", at(0));
+  const auto due = d.db.due(kTwo[1].name, 10);
+  ASSERT_TRUE(due.ok());
+  ASSERT_EQ(due->size(), 1u);
+  ASSERT_TRUE(d.db.delivered({due->front().id}, at(1)).ok());
+  const auto all = d.db.status();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 2u);
+  for (const auto& r : kTwo) {
+    const auto one = d.db.status(r.name);
+    ASSERT_TRUE(one.ok());
+    ASSERT_EQ(one->size(), 1u) << r.name;
+    EXPECT_EQ(one->front().name, r.name);
+    EXPECT_EQ(one->front().pending, r.name == kTwo[1].name ? 0 : 1) << r.name;
+    EXPECT_EQ(one->front().delivered, r.name == kTwo[1].name ? 1 : 0) << r.name;
+  }
+  // A name not listed has no row (and a name is data, never SQL).
+  const auto none = d.db.status("webhook x' OR '1'='1");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
 TEST(NotifyOutbox, OpenIncidentsAreListedForRepeatsWithTheirGroups) {
   DemoDb d;
   const int64_t a = open_flap(d, "rtsw0001:eth5", at(1));  // an uplink: the spine end has a plane
