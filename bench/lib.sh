@@ -2,6 +2,19 @@
 # and a PIDS array that the caller's cleanup stops.
 TCK=$(getconf CLK_TCK)
 cpu_of() { awk -v t="$TCK" '{ print ($14 + $15) / t }' "/proc/$1/stat"; }
+# medicd's CPU by part: "PIPELINE PROBER TOTAL" seconds. The pipeline is the main thread (the
+# poll loop), the prober the thread named medic-prober; TOTAL is the whole process (threads
+# that have exited included).
+parts_of() {
+  local pid=$1 pipeline=0 prober=0 t name v
+  for t in /proc/"$pid"/task/*; do
+    name=$(cat "$t/comm" 2>/dev/null) || continue
+    # Fields after the ")" that ends the name: utime and stime are the 12th and 13th.
+    v=$(sed 's/^.*) //' "$t/stat" 2>/dev/null | awk -v t="$TCK" '{ print ($12 + $13) / t }') || continue
+    if [[ ${t##*/} == "$pid" ]]; then pipeline=$v; elif [[ $name == medic-prober ]]; then prober=$v; fi
+  done
+  echo "$pipeline $prober $(cpu_of "$pid")"
+}
 rss_mib_of() { awk '/^VmRSS:/ { printf "%.1f\n", $2 / 1024 }' "/proc/$1/status"; }
 free_port() {
   for ((p = 31000 + RANDOM % 2000; p < 40000; p++)); do

@@ -248,14 +248,18 @@ TEST_F(SchedulerTest, TheDemoFabricIsProbedEndToEnd) {
 
 // Round-trip times: every answer of a round is kept up to 64, a uniform sample of them past
 // that (here 100 probes a session a round). A link whose far end holds probes 30 ms shows
-// it in its p50 and p99 and only there; the healthy links stay far below.
+// it in its p50 and p99 and only there; the healthy links stay far below. Link-pinned
+// sessions only (theirs are the times kept), 4,000 probes/s: at the 21,000/s that path
+// sessions add, the emulator's reflector under ASan, beside other tests, queued every
+// answer past 30 ms.
 TEST_F(SchedulerTest, RoundTripTimesPastTheSixtyFourKeptStillShowASlowLink) {
   const std::string end = "rtsw0002:eth6";
   const fabric::LinkId slow = *topo.find_link(end);
   SchedulerConfig c = short_rounds();
+  c.paths = false;
   c.per_round = 100;
-  c.round_s = 1.0;
-  c.timeout_s = 0.5;
+  c.round_s = 2.0;
+  c.timeout_s = 1.0;
   emu.apply(sim::FaultKind::probe_delay, end, 30, sim::SimEvent::Phase::start);
   ProbeScheduler s(topo, c, clock);
   ASSERT_TRUE(s.start().ok());
