@@ -1,5 +1,6 @@
 #include "sim/fabric_sim.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -275,18 +276,37 @@ class PromWriter {
     out_ += type;
     out_ += '\n';
   }
+  // What "%s{%s=\"%s\"} %.17g\n" prints, without printf: to_chars formats as printf does in
+  // the C locale, several times faster, and a zone32k poll is 3.8 M of these lines.
   void sample(const char* name, const char* label, const std::string& port, double v) {
-    std::snprintf(buf_, sizeof buf_, "%s{%s=\"%s\"} %.17g\n", name, label, port.c_str(), v);
-    out_ += buf_;
+    out_ += name;
+    out_ += '{';
+    out_ += label;
+    out_ += "=\"";
+    out_ += port;
+    out_ += "\"} ";
+    number(v, std::chars_format::general, 17);
   }
+  // "%s{interface=\"%s\",lane=\"%d\"} %.2f\n".
   void lane(const char* name, const std::string& port, int lane, double v) {
-    std::snprintf(buf_, sizeof buf_, "%s{interface=\"%s\",lane=\"%d\"} %.2f\n", name, port.c_str(), lane, v);
-    out_ += buf_;
+    out_ += name;
+    out_ += "{interface=\"";
+    out_ += port;
+    out_ += "\",lane=\"";
+    out_ += std::to_string(lane);
+    out_ += "\"} ";
+    number(v, std::chars_format::fixed, 2);
   }
 
  private:
+  void number(double v, std::chars_format format, int precision) {
+    const auto r = std::to_chars(buf_, buf_ + sizeof buf_ - 1, v, format, precision);
+    *r.ptr = '\n';
+    out_.append(buf_, static_cast<size_t>(r.ptr + 1 - buf_));
+  }
+
   std::string& out_;
-  char buf_[256];
+  char buf_[400];  // %.2f of the largest double is 312 bytes
 };
 
 // Every per-port family fabsim exports the way node_exporter names it, once; switches and

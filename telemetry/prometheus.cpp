@@ -201,7 +201,9 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
         ++i;
         const size_t vb = i;
         bool esc = false;
+        unsigned char high = 0;  // the OR of the value's bytes: UTF-8 is checked only past ASCII
         while (i < line.size() && line[i] != '"') {
+          high |= static_cast<unsigned char>(line[i]);
           if (line[i] == '\\') {
             if (i + 1 >= line.size()) {
               i = line.size();  // a trailing backslash escapes nothing: unterminated
@@ -230,7 +232,7 @@ Status PromParser::parse(std::string_view text, PromSink& sink, PromStats* stats
             if (l.name == lname) return fail("duplicate label " + std::string(lname) + " in " + std::string(name));
           }
         }
-        if (const auto bad = utf8_error(line.substr(vb, i - vb))) {
+        if (const auto bad = (high & 0x80) != 0 ? utf8_error(line.substr(vb, i - vb)) : std::nullopt) {
           return fail("invalid UTF-8 at byte " + std::to_string(vb + *bad + 1) + " of the line, in the value of label " +
                       std::string(lname) + " of " + std::string(name));
         }
