@@ -39,7 +39,7 @@ constexpr const char* kCorruptEnd = "rtsw0006:eth7";
 // probe round has closed, so the probes corroborate it afterwards, from the link-pinned
 // session's 20 probes a round over the drained link. At 1% that is 1.2 lost probes expected
 // in localization's 6-round window, at the edge of what it resolves: corroboration then
-// took from 2 s to past the test's 150 s (CI at a562867 and 1 of 12 runs here with the
+// took from 2 s to past the test's 150 s (CI at a562867 and 1 of 15 runs here with the
 // two cores busy). At 3%, 3.6 are expected.
 constexpr double kCorruptRate = 3e-2;
 
