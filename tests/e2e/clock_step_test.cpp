@@ -1,6 +1,3 @@
-// NOT YET IN THE SUITE (no line in tests/e2e/CMakeLists.txt): it fails until the counter
-// tracker orders samples by a monotonic stamp (after a backward step of the wall clock,
-// deltas freeze for the size of the step). Issue 16; register it with that fix.
 // medicd's wall clock stepped back by an hour, then forward by two, then back to true, as an
 // NTP step does, while a drain is being verified and again during the validation soak after
 // the repair. medicd runs under Debian's libfaketime (LD_PRELOAD; CLOCK_REALTIME only,
@@ -9,7 +6,11 @@
 //    no earlier than its intent;
 //  - no premature validation pass: the soak lasts at least its configured length by the
 //    database server's own clock (a trigger of the test's logs each state change with
-//    clock_timestamp());
+//    clock_timestamp()), less kRecordingS: the server stamps a state when medicd's write
+//    reaches it, and medicd starts the soak before its two writes that record 'validating'
+//    but records 'validated' with one, so the server sees the soak about a write shorter
+//    than it was (a fresh-clone run of 4392f2f under load saw 14.995 s of a 15 s soak).
+//    A soak timed by the stepped wall clock would end at the +7200 s step, 2 s in;
 //  - no stuck timer: the drain is verified, not rolled back, and the incident is closed
 //    within a bound after the soak;
 //  - the poll-cycle and fault-to-drain histograms hold no negative observation, and the
@@ -37,6 +38,7 @@ using namespace std::chrono_literals;
 constexpr const char* kLink = "rtsw0001:eth5--ctsw001:eth1";
 constexpr const char* kFaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 constexpr int kSoakS = 15;
+constexpr double kRecordingS = 0.5;  // what writing two state changes may add or take away
 
 std::string scenario() {
   return json{{"faults",
@@ -188,7 +190,7 @@ TEST_F(E2EClockStep, StepsBackAndForwardNeitherHurryNorHoldTheDrainAndTheSoak) {
       "SELECT extract(epoch FROM (SELECT min(at) FROM e2e_state_log WHERE state = 'validated' AND incident_id = " + id +
       ") - (SELECT max(at) FROM e2e_state_log WHERE state = 'validating' AND incident_id = " + id + "))");
   ASSERT_FALSE(soak_s.empty()) << testing::join_lines(tdb->column("SELECT state || ' ' || at FROM e2e_state_log"));
-  EXPECT_GE(std::stod(soak_s), kSoakS) << "validated after " << soak_s << " s of a " << kSoakS << " s soak";
+  EXPECT_GE(std::stod(soak_s), kSoakS - kRecordingS) << "validated after " << soak_s << " s of a " << kSoakS << " s soak";
   EXPECT_EQ(testing::join_lines(tdb->column("SELECT state FROM e2e_state_log WHERE incident_id = " + id +
                                             " AND state IN ('validating', 'validated', 'undrained', 'closed') ORDER BY at")),
             "validating\nvalidated\nundrained\nclosed\n");
