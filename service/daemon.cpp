@@ -50,8 +50,8 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
                                    "STAMP probes the prober has sent so far, the round under way included (taken every "
                                    "poll; medic_probes_sent_total counts finished rounds).")),
       probes_late(r.counter("medic_probes_late_total",
-                            "Replies the prober could match to no probe outstanding: late (after --probe-timeout, "
-                            "already counted lost), repeated, or not STAMP. Many of them with probe loss everywhere: "
+                            "Replies the prober could match to no probe outstanding: late (after their round closed, "
+                            "--probe-timeout after its last probe, and already counted lost), repeated, or not STAMP. Many of them with probe loss everywhere: "
                             "the prober's host or a reflector is too slow to answer in time, not the fabric.")),
       leading(r.gauge("medic_leader", "1 while this daemon leads (and has reloaded what the database holds).")),
       role(r.gauge("medic_role", "0 starting, 1 leader, 2 degraded (polls and detects, records and acts on nothing), 3 standby.")),
