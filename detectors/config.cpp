@@ -196,6 +196,8 @@ void DetectorConfig::validate(const std::string& source) const {
   if (!(probe.latency_factor > 1)) fail("$.probe.latency_factor", "must be above 1");
   at_most("$.probe.latency_factor", probe.latency_factor, 1e4);
   if (seconds(probe.latency_floor) > 100) fail("$.probe.latency_floor_ms", "must be at most 100000");
+  // At most what the prober keeps: 6 rounds of 64 round trips (probes::SchedulerConfig).
+  in("$.probe.latency_min_rtts", probe.latency_min_rtts, 1, 384);
   if (probe.clear_rounds < 1) fail("$.probe.clear_rounds", "must be at least 1");
   in("$.probe.confirm_rounds", probe.confirm_rounds, 1, 1000);
   if (!(probe.outage_share > 0 && probe.outage_share <= 1)) fail("$.probe.outage_share", "must be in (0, 1]");
@@ -281,8 +283,8 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   r.count(stale, "$.stale", "outage_min_devices", c.stale.outage_min_devices);
 
   const json& probe = r.object(doc, "$", "probe", present);
-  r.keys(probe, "$.probe", {"critical_loss", "min_confidence", "latency_factor", "latency_floor_ms", "clear_rounds",
-                            "confirm_rounds", "outage_share", "outage_min_sessions"});
+  r.keys(probe, "$.probe", {"critical_loss", "min_confidence", "latency_factor", "latency_floor_ms", "latency_min_rtts",
+                            "clear_rounds", "confirm_rounds", "outage_share", "outage_min_sessions"});
   r.number(probe, "$.probe", "outage_share", c.probe.outage_share);
   r.count(probe, "$.probe", "outage_min_sessions", c.probe.outage_min_sessions);
   r.number(probe, "$.probe", "critical_loss", c.probe.critical_loss);
@@ -292,6 +294,7 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   r.number(probe, "$.probe", "latency_floor_ms", floor_ms);
   if (floor_ms < 0) r.fail("$.probe.latency_floor_ms", "must not be negative");
   c.probe.latency_floor = from_seconds(floor_ms / 1000);
+  r.count(probe, "$.probe", "latency_min_rtts", c.probe.latency_min_rtts);
   double clear = c.probe.clear_rounds;
   r.number(probe, "$.probe", "clear_rounds", clear);
   // A count of rounds: a whole number an int holds (casting 2.5 would truncate it silently,

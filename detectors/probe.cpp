@@ -145,22 +145,29 @@ void ProbeDetector::on_verdict(const probes::LinkVerdict& v, Time at, std::vecto
 void ProbeDetector::on_latency(const probes::LinkProbeStats& st, double baseline, Time at, std::vector<Finding>& out) {
   LinkState& s = links_[st.link];
   const double threshold = std::max(baseline * config_.latency_factor, baseline + seconds(config_.latency_floor));
-  if (st.rtt_p50_s < threshold) {
-    if (st.rtt_p50_s < (baseline + threshold) / 2) s.latency_reported = false;
+  if (st.rtt_p25_s < threshold) {
+    s.latency_over_rounds = 0;
+    if (st.rtt_p25_s < (baseline + threshold) / 2) s.latency_reported = false;
     return;
   }
-  if (s.latency_reported) return;
+  if (s.latency_reported || ++s.latency_over_rounds < config_.confirm_rounds) return;
   s.latency_reported = true;
   Finding f = make_finding(FindingKind::probe_latency, Severity::warning, at, at);
   f.link = st.link;
-  char buf[240];
-  std::snprintf(buf, sizeof buf, "round trips across %s take %.0fus (median), the fabric's %.0fus", topology_.link(st.link).name.c_str(),
-                st.rtt_p50_s * 1e6, baseline * 1e6);
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "3 in 4 round trips across %s take %.0fus or more (of %llu; median %.0fus), the fabric's %.0fus, %d rounds "
+                "in a row",
+                topology_.link(st.link).name.c_str(), st.rtt_p25_s * 1e6, static_cast<unsigned long long>(st.rtts),
+                st.rtt_p50_s * 1e6, baseline * 1e6, s.latency_over_rounds);
   f.summary = buf;
+  f.evidence["rtt_p25_s"] = st.rtt_p25_s;
   f.evidence["rtt_p50_s"] = st.rtt_p50_s;
   f.evidence["rtt_p99_s"] = st.rtt_p99_s;
-  f.evidence["fabric_p50_s"] = baseline;
+  f.evidence["fabric_p25_s"] = baseline;
   f.evidence["jitter_s"] = st.jitter_s;
+  f.evidence["rtts"] = static_cast<double>(st.rtts);
+  f.evidence["rounds"] = s.latency_over_rounds;
   out.push_back(std::move(f));
 }
 

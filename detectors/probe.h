@@ -1,6 +1,8 @@
 // Probe results into findings: links that localization says lose probes (probe_loss; a
 // gray failure when the link's counters are clean, triage decides), and links whose
-// link-pinned round trips are far slower than the fabric's own (probe_latency). Links
+// link-pinned round trips are far slower than the fabric's own (probe_latency): three in
+// four of them (the lower quartile), over enough round trips, several rounds in a row, since a
+// busy reflector or prober host delays some answers and a slow link delays all. Links
 // known to be down are left to the flap and down detectors: no light is not a gray failure.
 //
 // The measurement is doubted first: a prober that lost a round to an outage, or whose
@@ -43,6 +45,7 @@ class ProbeDetector {
     int quiet_rounds = 0;
     bool latency_reported = false;
     bool silence_noted = false;
+    int latency_over_rounds = 0;  // judged rounds in a row over the threshold
   };
   // One measurement condition (the prober, or one device's reflector).
   struct MeasurementState {
@@ -86,18 +89,30 @@ void ProbeDetector::observe(const probes::RoundResult& round, LinkDown link_down
   for (size_t l = 0; l < links_.size(); ++l) {
     if (!seen[l]) links_[l].silence_noted = false;
     if (seen[l] || links_[l].loss_level == 0) continue;
-    if (++links_[l].quiet_rounds >= config_.clear_rounds) links_[l] = LinkState{0, 0, links_[l].latency_reported, false};
+    if (++links_[l].quiet_rounds >= config_.clear_rounds) {
+      links_[l].loss_level = 0;
+      links_[l].quiet_rounds = 0;
+      links_[l].silence_noted = false;
+    }
   }
-  // Latency against the fabric's median of link-pinned medians.
-  std::vector<double> p50;
+  // Latency: each link's lower quartile against the fabric's median of them, each over
+  // enough round trips.
+  const auto judged = [&](const probes::LinkProbeStats& s) {
+    return s.rtt_p25_s > 0 && s.rtts >= static_cast<uint64_t>(config_.latency_min_rtts);
+  };
+  std::vector<double> p25;
   for (const auto& s : round.links) {
-    if (s.sent > s.lost && s.rtt_p50_s > 0) p50.push_back(s.rtt_p50_s);
+    if (s.sent > s.lost && judged(s)) p25.push_back(s.rtt_p25_s);
   }
-  if (p50.size() < 3) return;
-  std::nth_element(p50.begin(), p50.begin() + static_cast<long>(p50.size() / 2), p50.end());
-  const double baseline = p50[p50.size() / 2];
+  if (p25.size() < 3) return;
+  std::nth_element(p25.begin(), p25.begin() + static_cast<long>(p25.size() / 2), p25.end());
+  const double baseline = p25[p25.size() / 2];
   for (const auto& s : round.links) {
-    if (s.link >= links_.size() || link_down(s.link) || s.rtt_p50_s <= 0) continue;
+    if (s.link >= links_.size() || !judged(s)) continue;
+    if (link_down(s.link)) {
+      links_[s.link].latency_over_rounds = 0;
+      continue;
+    }
     on_latency(s, baseline, round.at, out);
   }
 }

@@ -17,7 +17,8 @@ namespace medic::probes {
 struct LinkProbeStats {
   fabric::LinkId link = fabric::kNone;
   uint64_t sent = 0, lost = 0;
-  double rtt_min_s = 0, rtt_p50_s = 0, rtt_p99_s = 0, jitter_s = 0;
+  uint64_t rtts = 0;  // round trips timed in the window (the quantiles' sample; at most 64 a round)
+  double rtt_min_s = 0, rtt_p25_s = 0, rtt_p50_s = 0, rtt_p99_s = 0, jitter_s = 0;
 };
 
 // A round one prober lost to the measurement (see SchedulerConfig::outage_share).

@@ -277,7 +277,7 @@ Status ProbeScheduler::start() {
     const ErrorEstimate error = ErrorEstimate::from_seconds(1e-3, false);
     // Round-trip times kept per pinned session and round: all of them at medicd's settings,
     // a uniform sample past 64 (per_round can be up to 10,000).
-    const size_t rtt_cap = std::min<size_t>(static_cast<size_t>(cfg.per_round), 64);
+    const size_t rtt_cap = static_cast<size_t>(std::min(cfg.per_round, SchedulerConfig::kKeptRttsPerRound));
     const size_t window = static_cast<size_t>(cfg.window_rounds);
     auto record_rtt = [&](Session& s, double rtt) {
       uint16_t& n = s.rtt_n[s.rtt_round];
@@ -491,7 +491,9 @@ Status ProbeScheduler::start() {
               const size_t rank = std::max<size_t>(1, static_cast<size_t>(std::ceil(q * n)));
               return static_cast<double>(window_rtts[std::min(rank, window_rtts.size()) - 1]);
             };
+            ls.rtts = window_rtts.size();
             ls.rtt_min_s = window_rtts.front();
+            ls.rtt_p25_s = nearest_rank(0.25);
             ls.rtt_p50_s = nearest_rank(0.5);
             ls.rtt_p99_s = nearest_rank(0.99);
           }

@@ -7,6 +7,7 @@
 // came back; results are taken by the daemon's poll loop.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -47,6 +48,12 @@ struct SchedulerConfig {
   LocalizeConfig localize;
   uint64_t seed = 1;
   void validate() const;      // throws std::invalid_argument
+  // Round trips a link-pinned session keeps a round (a uniform sample past it), and in its
+  // window: what a link's latency quantiles can rest on at most.
+  static constexpr int kKeptRttsPerRound = 64;
+  size_t window_rtts() const {
+    return static_cast<size_t>(window_rounds) * static_cast<size_t>(std::min(per_round, kKeptRttsPerRound));
+  }
 };
 
 struct SchedulerCounters {

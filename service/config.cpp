@@ -122,6 +122,20 @@ LoadedFiles LoadedFiles::load(const DaemonSettings& s) {
   f.topology = std::make_shared<const fabric::Topology>(fabric::load_topology_file(s.topology_path));
   f.counter_map = std::make_shared<const telemetry::CounterMap>(telemetry::CounterMap::load_file(s.counter_map_path));
   f.detectors = detectors::DetectorConfig::load_file(s.detectors_path);
+  if (s.probe) {
+    // The latency check needs a window that can hold the round trips it asks for.
+    probes::SchedulerConfig pc;
+    pc.per_round = s.probe_per_round;
+    const size_t kept = pc.window_rtts();
+    if (static_cast<size_t>(f.detectors.probe.latency_min_rtts) > kept) {
+      throw std::invalid_argument(s.detectors_path + ": $.probe.latency_min_rtts: " +
+                                  std::to_string(f.detectors.probe.latency_min_rtts) +
+                                  " round trips, but the prober keeps " + std::to_string(kept) + " a link (" +
+                                  std::to_string(pc.window_rounds) + " rounds of --probe-per-round " +
+                                  std::to_string(s.probe_per_round) +
+                                  "): no link's latency would ever be judged; lower it or raise --probe-per-round");
+    }
+  }
   f.capacity = remediation::CapacityConfig::load_file(s.capacity_path);
   f.policy = remediation::RemediationPolicy::load_file(s.policy_path);
   return f;

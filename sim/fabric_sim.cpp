@@ -29,6 +29,7 @@ FabricSim::FabricSim(const fabric::Topology& topology, uint64_t seed)
       links_(topology.links().size()),
       modes_(topology.devices().size(), DeviceMode::normal),
       reflector_down_(topology.devices().size(), 0),
+      reflector_busy_(topology.devices().size()),
       rpc_delay_s_(topology.devices().size(), 0.0),
       rpc_answer_(topology.devices().size(), RpcAnswer::none),
       claimed_drained_(topology.ports().size(), -1),
@@ -188,6 +189,7 @@ void FabricSim::apply(const Fault& f, SimEvent::Phase phase, double t) {
     case FaultKind::probe_loss: s->gray_loss = on ? f.value : 0; break;
     case FaultKind::probe_delay: s->extra_delay_ms = on ? f.value : 0; break;
     case FaultKind::reflector_down: reflector_down_[f.device] = on ? 1 : 0; break;
+    case FaultKind::reflector_busy: reflector_busy_[f.device] = on ? Busy{f.value, f.value2} : Busy{}; break;
     case FaultKind::rpc_delay: rpc_delay_s_[f.device] = on ? f.value : 0; break;
     case FaultKind::rpc_fault:
       rpc_answer_[f.device] = on ? f.answer : RpcAnswer::none;

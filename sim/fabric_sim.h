@@ -120,6 +120,10 @@ class FabricSim {
   std::vector<LinkState> links_;
   std::vector<DeviceMode> modes_;
   std::vector<uint8_t> reflector_down_;
+  struct Busy {
+    double share = 0, ms = 0;
+  };
+  std::vector<Busy> reflector_busy_;  // by device
   std::vector<double> rpc_delay_s_;
   std::vector<RpcAnswer> rpc_answer_;
   std::vector<int8_t> claimed_drained_;  // per port, what a lying device said it did (-1: nothing)
@@ -149,6 +153,11 @@ ProbeFate FabricSim::probe(fabric::PortId src, fabric::PortId dst, uint16_t spor
   const probes::Path back = ecmp_.path_of({dst, src, dport, sport});
   if (back.empty() || !cross(back, topology_.port(dst).device)) return fate;
   fate.delivered = true;
+  // A busy reflector answers some probes late: its host's delay, not the links'.
+  const Busy& busy = reflector_busy_[topology_.port(dst).device];
+  if (busy.share > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < busy.share) {
+    fate.delay += from_seconds(busy.ms / 1000.0);
+  }
   return fate;
 }
 

@@ -42,6 +42,7 @@ const std::vector<KindSpec>& specs() {
       {FaultKind::probe_loss, "probe_loss", "end", {"rate"}, {"rate"}},
       {FaultKind::probe_delay, "probe_delay", "end", {"ms"}, {"ms"}},
       {FaultKind::reflector_down, "reflector_down", "device", {}, {}},
+      {FaultKind::reflector_busy, "reflector_busy", "device", {"share", "ms"}, {"share", "ms"}},
       {FaultKind::absurd, "absurd", "end", {"counter", "value"}, {"counter", "value"}},
       {FaultKind::rpc_delay, "rpc_delay", "device", {"seconds"}, {"seconds"}},
       {FaultKind::rpc_fault, "rpc_fault", "device", {"answer"}, {"answer"}},
@@ -218,6 +219,11 @@ Scenario parse_scenario(std::string_view text, const std::string& source, const 
         if (fault.value > 1) fail(path + ".rate", "a share of probes must be at most 1");
         break;
       case FaultKind::probe_delay: fault.value = num("ms", 0, true); break;
+      case FaultKind::reflector_busy:
+        fault.value = num("share", 0, true);
+        if (fault.value > 1) fail(path + ".share", "a share of probes must be at most 1");
+        fault.value2 = num("ms", 0, true);
+        break;
       case FaultKind::rpc_delay:
         fault.value = num("seconds", 0, true);
         if (fault.value > 600) fail(path + ".seconds", "must be at most 600");

@@ -26,6 +26,7 @@ enum class FaultKind : uint8_t {
   probe_loss,    // end: a share `value` of the probes it receives vanish, counters clean (a gray failure)
   probe_delay,   // end: what it receives is held `value` milliseconds longer
   reflector_down,  // device: its STAMP reflector stops answering (the device itself is fine)
+  reflector_busy,  // device: its STAMP reflector answers a share `value` of probes `value2` ms late (a busy CPU)
   absurd,        // end: its `counter` reads `value` while the fault lasts (a broken exporter)
   rpc_delay,     // device: its drain API answers (and acts) `value` seconds after each request
   rpc_fault,     // device: its drain API misbehaves as `answer` says (RpcAnswer)

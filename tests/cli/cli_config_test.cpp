@@ -97,6 +97,30 @@ TEST_F(CliConfig, EveryFileItNamesIsLoaded) {
             "medic: " + dir.file("bad-detectors.json") + ": $.version: unsupported version 2 (this build reads version 1)\n");
 }
 
+// The latency check asks for round trips the prober must keep: a detectors file asking for
+// more than the window holds would never judge a link, so it is refused at start-up.
+TEST_F(CliConfig, ALatencyCheckTheProbersWindowCannotFeedIsRefused) {
+  testing::write_file(dir.file("detectors.json"), R"({"probe": {"latency_min_rtts": 100}})");
+  // 6 rounds of 10 probes keep 60 round trips a link.
+  const std::string file = config("medicd.toml", "topology = \"{DIR}/demo.json\"\ndetectors = \"{DIR}/detectors.json\"\n");
+  Ran r = medic({"config", "check", file});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "medic: " + dir.file("detectors.json") +
+                       ": $.probe.latency_min_rtts: 100 round trips, but the prober keeps 60 a link (6 rounds of "
+                       "--probe-per-round 10): no link's latency would ever be judged; lower it or raise --probe-per-round\n");
+  EXPECT_EQ(r.out, "");
+  // 20 a round keep 120: enough.
+  const std::string more = config("more.toml", "topology = \"{DIR}/demo.json\"\ndetectors = \"{DIR}/detectors.json\"\n"
+                                               "probe-per-round = 20\n");
+  r = medic({"config", "check", more});
+  EXPECT_EQ(r.code, 0) << r.err;
+  // Without probing there is nothing to feed.
+  const std::string off = config("off.toml", "topology = \"{DIR}/demo.json\"\ndetectors = \"{DIR}/detectors.json\"\n"
+                                             "no-probe = true\n");
+  r = medic({"config", "check", off});
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 TEST_F(CliConfig, RealBinaryExitStatus) {
   const std::string good = config("good.toml", "topology = \"{DIR}/demo.json\"\n");
   const std::string env = "MEDIC_DB_URL=postgresql://nobody@127.0.0.1:1/none";

@@ -46,15 +46,18 @@ class ProbeDetectorTest : public ::testing::Test {
     v.method = "link-pinned+path";
     return v;
   }
-  static probes::LinkProbeStats rtt(fabric::LinkId l, double p50_s, uint64_t sent = 120, uint64_t lost = 0) {
+  // A link whose lower quartile of round trips is `p25_s` (its median 50 us more).
+  static probes::LinkProbeStats rtt(fabric::LinkId l, double p25_s, uint64_t sent = 120, uint64_t lost = 0) {
     probes::LinkProbeStats s;
     s.link = l;
     s.sent = sent;
     s.lost = lost;
-    s.rtt_min_s = p50_s / 2;
-    s.rtt_p50_s = p50_s;
-    s.rtt_p99_s = p50_s * 2;
-    s.jitter_s = p50_s / 10;
+    s.rtts = sent - lost;
+    s.rtt_min_s = p25_s / 2;
+    s.rtt_p25_s = p25_s;
+    s.rtt_p50_s = p25_s > 0 ? p25_s + 50 * kUs : 0;
+    s.rtt_p99_s = p25_s * 2;
+    s.jitter_s = p25_s / 10;
     return s;
   }
   // Every link up unless listed in `down`.
@@ -64,15 +67,23 @@ class ProbeDetectorTest : public ::testing::Test {
         r, [&](fabric::LinkId l) { return std::find(down.begin(), down.end(), l) != down.end(); }, out);
     return out;
   }
-  // Five links at 100 us, and `slow` at `slow_p50_s`.
-  std::vector<probes::LinkProbeStats> fabric_rtts(double slow_p50_s) const {
+  // `n` rounds a second apart from `s`, their findings together.
+  std::vector<Finding> observe_rounds(double s, int n, const std::vector<probes::LinkProbeStats>& links) {
+    std::vector<Finding> all;
+    for (int i = 0; i < n; ++i) {
+      for (auto& f : observe(round(s + i, {}, links))) all.push_back(std::move(f));
+    }
+    return all;
+  }
+  // Every link's lower quartile at 100 us, and `slow`'s at `slow_p25_s`.
+  std::vector<probes::LinkProbeStats> fabric_rtts(double slow_p25_s) const {
     std::vector<probes::LinkProbeStats> out;
-    for (fabric::LinkId l = 0; l < topo.links().size(); ++l) out.push_back(rtt(l, l == slow ? slow_p50_s : 100 * kUs));
+    for (fabric::LinkId l = 0; l < topo.links().size(); ++l) out.push_back(rtt(l, l == slow ? slow_p25_s : 100 * kUs));
     return out;
   }
 
   fabric::Topology topo = test::small_fabric();
-  ProbeConfig config;  // critical at 1%, confidence 0.5, 4x and 0.5 ms, 3 quiet rounds
+  ProbeConfig config;  // critical at 1%, confidence 0.5, 4x and 0.5 ms on 40 round trips, 3 rounds in a row, 3 quiet rounds
   ProbeDetector det{topo, config};
   fabric::LinkId up1 = *topo.find_link("rtsw1:eth1");
   fabric::LinkId up2 = *topo.find_link("rtsw1:eth2");
@@ -186,72 +197,152 @@ TEST_F(ProbeDetectorTest, AVerdictOnALinkTelemetrySaysIsDownIsNotAFinding) {
   EXPECT_EQ(observe(round(60, {verdict(up1, 0.05)})).size(), 1u);
 }
 
-TEST_F(ProbeDetectorTest, ALinkFarSlowerThanTheFabricIsAProbeLatencyWarningOnce) {
+TEST_F(ProbeDetectorTest, ALinkFarSlowerThanTheFabricInConfirmRoundsInARowIsAProbeLatencyWarningOnce) {
   // Median 100 us: the threshold is max(4 x 100 us, 100 us + 500 us) = 600 us.
   EXPECT_THAT(observe(round(10, {}, fabric_rtts(590 * kUs))), IsEmpty());
-  auto out = observe(round(20, {}, fabric_rtts(610 * kUs)));
+  // Over it: the first and second rounds in a row are not yet a finding, the third is.
+  EXPECT_THAT(observe(round(20, {}, fabric_rtts(610 * kUs))), IsEmpty());
+  EXPECT_THAT(observe(round(30, {}, fabric_rtts(610 * kUs))), IsEmpty());
+  auto out = observe(round(40, {}, fabric_rtts(610 * kUs)));
   ASSERT_EQ(out.size(), 1u);
   const Finding& f = out[0];
   EXPECT_EQ(f.kind, FindingKind::probe_latency);
   EXPECT_EQ(f.severity, Severity::warning);
   EXPECT_EQ(f.link, slow);
-  EXPECT_EQ(f.first_seen, at(20));
-  EXPECT_EQ(f.observed_at, at(20));
-  EXPECT_EQ(f.summary, "round trips across " + topo.link(slow).name + " take 610us (median), the fabric's 100us");
-  EXPECT_DOUBLE_EQ(f.evidence.at("rtt_p50_s"), 610 * kUs);
+  EXPECT_EQ(f.first_seen, at(40));
+  EXPECT_EQ(f.observed_at, at(40));
+  EXPECT_EQ(f.summary, "3 in 4 round trips across " + topo.link(slow).name +
+                           " take 610us or more (of 120; median 660us), the fabric's 100us, 3 rounds in a row");
+  EXPECT_DOUBLE_EQ(f.evidence.at("rtt_p25_s"), 610 * kUs);
+  EXPECT_DOUBLE_EQ(f.evidence.at("rtt_p50_s"), 660 * kUs);
   EXPECT_DOUBLE_EQ(f.evidence.at("rtt_p99_s"), 1220 * kUs);
-  EXPECT_DOUBLE_EQ(f.evidence.at("fabric_p50_s"), 100 * kUs);
+  EXPECT_DOUBLE_EQ(f.evidence.at("fabric_p25_s"), 100 * kUs);
   EXPECT_DOUBLE_EQ(f.evidence.at("jitter_s"), 61 * kUs);
+  EXPECT_DOUBLE_EQ(f.evidence.at("rtts"), 120);
+  EXPECT_DOUBLE_EQ(f.evidence.at("rounds"), 3);
   // Persisting, or easing off but above the midpoint (350 us): nothing new.
-  EXPECT_THAT(observe(round(30, {}, fabric_rtts(2000 * kUs))), IsEmpty());
-  EXPECT_THAT(observe(round(40, {}, fabric_rtts(360 * kUs))), IsEmpty());
-  EXPECT_THAT(observe(round(50, {}, fabric_rtts(700 * kUs))), IsEmpty());
-  // Below the midpoint: re-armed, so the next slow round is reported again.
-  EXPECT_THAT(observe(round(60, {}, fabric_rtts(340 * kUs))), IsEmpty());
-  out = observe(round(70, {}, fabric_rtts(700 * kUs)));
+  EXPECT_THAT(observe(round(50, {}, fabric_rtts(2000 * kUs))), IsEmpty());
+  EXPECT_THAT(observe(round(60, {}, fabric_rtts(360 * kUs))), IsEmpty());
+  EXPECT_THAT(observe(round(70, {}, fabric_rtts(700 * kUs))), IsEmpty());
+  // Below the midpoint: re-armed, so the next three slow rounds are reported again.
+  EXPECT_THAT(observe(round(80, {}, fabric_rtts(340 * kUs))), IsEmpty());
+  EXPECT_THAT(observe(round(90, {}, fabric_rtts(700 * kUs))), IsEmpty());
+  EXPECT_THAT(observe(round(100, {}, fabric_rtts(700 * kUs))), IsEmpty());
+  out = observe(round(110, {}, fabric_rtts(700 * kUs)));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, FindingKind::probe_latency);
-  EXPECT_EQ(out[0].observed_at, at(70));
+  EXPECT_EQ(out[0].observed_at, at(110));
+}
+
+// A busy reflector or prober host answers some probes late: the median of a link may be
+// slow while its faster quarter is not. A slow link delays every probe across it.
+TEST_F(ProbeDetectorTest, ASlowMedianOverAFastLowerQuartileIsNoLatencyFinding) {
+  auto links = fabric_rtts(100 * kUs);
+  links[slow].rtt_p50_s = 5e-3;
+  links[slow].rtt_p99_s = 9e-3;
+  for (int s = 10; s <= 100; s += 10) EXPECT_THAT(observe(round(s, {}, links)), IsEmpty()) << s;
+  // Its lower quartile slow too: three rounds later, a finding.
+  links[slow].rtt_p25_s = 4e-3;
+  const auto out = observe_rounds(110, 3, links);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].link, slow);
+  EXPECT_DOUBLE_EQ(out[0].evidence.at("rtt_p50_s"), 5e-3);
+}
+
+TEST_F(ProbeDetectorTest, SlowRoundsNotInARowAreNotALatencyFinding) {
+  // Two slow rounds, one under the threshold, two slow again: never three in a row.
+  for (int i = 0; i < 4; ++i) {
+    const double t = 10 + 50 * i;
+    EXPECT_THAT(observe(round(t, {}, fabric_rtts(5e-3))), IsEmpty()) << t;
+    EXPECT_THAT(observe(round(t + 10, {}, fabric_rtts(5e-3))), IsEmpty()) << t;
+    EXPECT_THAT(observe(round(t + 20, {}, fabric_rtts(590 * kUs))), IsEmpty()) << t;
+  }
+  // The count is the config's.
+  ProbeConfig once = config;
+  once.confirm_rounds = 1;
+  ProbeDetector eager(topo, once);
+  std::vector<Finding> out;
+  eager.observe(round(10, {}, fabric_rtts(5e-3)), [](fabric::LinkId) { return false; }, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].link, slow);
+}
+
+TEST_F(ProbeDetectorTest, LatencyIsJudgedOnlyOnEnoughRoundTrips) {
+  // zone32k's first rounds time 10 round trips a link: a median of 10 is no judgement, of
+  // the slow link nor of the fabric's baseline.
+  auto with_rtts = [&](double slow_p50_s, uint64_t n) {
+    auto links = fabric_rtts(slow_p50_s);
+    for (auto& l : links) l.rtts = n;
+    return links;
+  };
+  for (int s = 10; s <= 100; s += 10) EXPECT_THAT(observe(round(s, {}, with_rtts(50e-3, 10))), IsEmpty()) << s;
+  for (int s = 110; s <= 150; s += 10) EXPECT_THAT(observe(round(s, {}, with_rtts(50e-3, 39))), IsEmpty()) << s;
+  // At 40, three rounds in a row.
+  EXPECT_THAT(observe(round(160, {}, with_rtts(50e-3, 40))), IsEmpty());
+  // A round with too few (a round left out as an outage) neither counts nor breaks the run.
+  EXPECT_THAT(observe(round(170, {}, with_rtts(50e-3, 12))), IsEmpty());
+  EXPECT_THAT(observe(round(180, {}, with_rtts(50e-3, 45))), IsEmpty());
+  auto out = observe(round(190, {}, with_rtts(50e-3, 50)));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].link, slow);
+  EXPECT_DOUBLE_EQ(out[0].evidence.at("rtts"), 50);
+  // The fabric's baseline is taken over the links with enough: a slow link among links with
+  // too few is not compared with them.
+  ProbeDetector fresh(topo, config);
+  auto links = fabric_rtts(50e-3);
+  for (auto& l : links) l.rtts = l.link == slow ? 200 : 10;
+  for (int s = 10; s <= 60; s += 10) {
+    std::vector<Finding> none;
+    fresh.observe(round(s, {}, links), [](fabric::LinkId) { return false; }, none);
+    EXPECT_THAT(none, IsEmpty()) << s;
+  }
 }
 
 TEST_F(ProbeDetectorTest, OnASlowFabricTheFactorSetsTheThreshold) {
   // Median 1 ms: max(4 ms, 1.5 ms) = 4 ms.
   std::vector<probes::LinkProbeStats> links;
   for (fabric::LinkId l = 0; l < topo.links().size(); ++l) links.push_back(rtt(l, l == slow ? 3.9e-3 : 1e-3));
-  EXPECT_THAT(observe(round(10, {}, links)), IsEmpty());
-  links[slow].rtt_p50_s = 4.1e-3;
-  const auto out = observe(round(20, {}, links));
+  for (int s = 10; s <= 50; s += 10) EXPECT_THAT(observe(round(s, {}, links)), IsEmpty()) << s;
+  links[slow].rtt_p25_s = 4.1e-3;
+  const auto out = observe_rounds(60, 3, links);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].link, slow);
 }
 
 TEST_F(ProbeDetectorTest, FewerThanThreeTimedLinksGiveNoLatencyJudgement) {
   // Two links, one of them very slow.
-  EXPECT_THAT(observe(round(10, {}, {rtt(up1, 100 * kUs), rtt(slow, 50e-3)})), IsEmpty());
+  EXPECT_THAT(observe_rounds(10, 5, {rtt(up1, 100 * kUs), rtt(slow, 50e-3)}), IsEmpty());
   // Three links, but one lost everything (its round trips are no measure) and one has none.
-  EXPECT_THAT(observe(round(20, {}, {rtt(up1, 100 * kUs), rtt(slow, 50e-3), rtt(up2, 100 * kUs, 120, 120)})),
+  EXPECT_THAT(observe_rounds(20, 5, {rtt(up1, 100 * kUs), rtt(slow, 50e-3), rtt(up2, 100 * kUs, 120, 120)}),
               IsEmpty());
-  EXPECT_THAT(observe(round(30, {}, {rtt(up1, 100 * kUs), rtt(slow, 50e-3), rtt(up2, 0)})), IsEmpty());
+  EXPECT_THAT(observe_rounds(30, 5, {rtt(up1, 100 * kUs), rtt(slow, 50e-3), rtt(up2, 0)}), IsEmpty());
   // A third timed link: now there is a fabric to compare with.
-  const auto out = observe(round(40, {}, {rtt(up1, 100 * kUs), rtt(slow, 50e-3), rtt(up2, 100 * kUs)}));
+  const auto out = observe_rounds(40, 3, {rtt(up1, 100 * kUs), rtt(slow, 50e-3), rtt(up2, 100 * kUs)});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, FindingKind::probe_latency);
   EXPECT_EQ(out[0].link, slow);
 }
 
 TEST_F(ProbeDetectorTest, ASlowLinkTelemetrySaysIsDownIsNotJudged) {
-  EXPECT_THAT(observe(round(10, {}, fabric_rtts(5e-3)), {slow}), IsEmpty());
-  EXPECT_EQ(observe(round(20, {}, fabric_rtts(5e-3))).size(), 1u);
+  EXPECT_THAT(observe(round(10, {}, fabric_rtts(5e-3))), IsEmpty());
+  EXPECT_THAT(observe(round(20, {}, fabric_rtts(5e-3))), IsEmpty());
+  // Down: not judged, and the rounds in a row start again once it is up.
+  EXPECT_THAT(observe(round(30, {}, fabric_rtts(5e-3)), {slow}), IsEmpty());
+  EXPECT_THAT(observe(round(40, {}, fabric_rtts(5e-3))), IsEmpty());
+  EXPECT_THAT(observe(round(50, {}, fabric_rtts(5e-3))), IsEmpty());
+  EXPECT_EQ(observe(round(60, {}, fabric_rtts(5e-3))).size(), 1u);
 }
 
 TEST_F(ProbeDetectorTest, LossAndLatencyOfOneLinkAreSeparateFindings) {
-  const auto out = observe(round(10, {verdict(slow, 0.02)}, fabric_rtts(5e-3)));
+  EXPECT_THAT(observe(round(10, {}, fabric_rtts(5e-3))), IsEmpty());
+  EXPECT_THAT(observe(round(20, {}, fabric_rtts(5e-3))), IsEmpty());
+  const auto out = observe(round(30, {verdict(slow, 0.02)}, fabric_rtts(5e-3)));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].kind, FindingKind::probe_loss);
   EXPECT_EQ(out[1].kind, FindingKind::probe_latency);
   // The loss clearing does not re-arm the latency finding, nor the other way round.
-  for (int s = 20; s <= 40; s += 10) EXPECT_THAT(observe(round(s, {}, fabric_rtts(5e-3))), IsEmpty()) << s;
-  const auto again = observe(round(50, {verdict(slow, 0.02)}, fabric_rtts(5e-3)));
+  for (int s = 40; s <= 60; s += 10) EXPECT_THAT(observe(round(s, {}, fabric_rtts(5e-3))), IsEmpty()) << s;
+  const auto again = observe(round(70, {verdict(slow, 0.02)}, fabric_rtts(5e-3)));
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].kind, FindingKind::probe_loss);
 }
@@ -274,18 +365,23 @@ TEST(ProbeDetectorConfig, DefaultsAndTheShippedFile) {
   EXPECT_DOUBLE_EQ(d.min_confidence, 0.5);
   EXPECT_DOUBLE_EQ(d.latency_factor, 4.0);
   EXPECT_EQ(d.latency_floor, std::chrono::microseconds(500));
+  EXPECT_EQ(d.latency_min_rtts, 40);
+  EXPECT_EQ(d.confirm_rounds, 3);
   EXPECT_EQ(d.clear_rounds, 3);
   const ProbeConfig shipped = DetectorConfig::load_file(testing::source_dir() + "/data/detectors.json").probe;
   EXPECT_DOUBLE_EQ(shipped.critical_loss, 0.01);
   EXPECT_DOUBLE_EQ(shipped.min_confidence, 0.5);
   EXPECT_DOUBLE_EQ(shipped.latency_factor, 4.0);
   EXPECT_EQ(shipped.latency_floor, std::chrono::microseconds(500));
+  EXPECT_EQ(shipped.latency_min_rtts, 40);
+  EXPECT_EQ(shipped.confirm_rounds, 3);
   EXPECT_EQ(shipped.clear_rounds, 3);
 }
 
 TEST(ProbeDetectorConfig, EveryValueIsRead) {
   const ProbeConfig c = DetectorConfig::parse(R"({"probe": {"comment": "x", "critical_loss": 0.05, "min_confidence": 0.8,
-                                               "latency_factor": 2.5, "latency_floor_ms": 0.25, "clear_rounds": 6}})",
+                                               "latency_factor": 2.5, "latency_floor_ms": 0.25, "clear_rounds": 6,
+                                               "latency_min_rtts": 120}})",
                                               "t.json")
                             .probe;
   EXPECT_DOUBLE_EQ(c.critical_loss, 0.05);
@@ -293,6 +389,7 @@ TEST(ProbeDetectorConfig, EveryValueIsRead) {
   EXPECT_DOUBLE_EQ(c.latency_factor, 2.5);
   EXPECT_EQ(c.latency_floor, std::chrono::microseconds(250));
   EXPECT_EQ(c.clear_rounds, 6);
+  EXPECT_EQ(c.latency_min_rtts, 120);
   // Partial: the rest keep their defaults.
   const ProbeConfig p = DetectorConfig::parse(R"({"probe": {"latency_factor": 8}})", "t.json").probe;
   EXPECT_DOUBLE_EQ(p.latency_factor, 8);
@@ -334,6 +431,15 @@ TEST(ProbeDetectorConfig, ValuesMustBeInRange) {
   EXPECT_EQ(error_of(R"({"probe": {"latency_factor": 1.01}})"), "");
   EXPECT_EQ(error_of(R"({"probe": {"latency_floor_ms": -1}})"), "t.json: $.probe.latency_floor_ms: must not be negative");
   EXPECT_EQ(error_of(R"({"probe": {"latency_floor_ms": 0}})"), "");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_min_rtts": 0}})"), "t.json: $.probe.latency_min_rtts: must be in [1, 384], got 0");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_min_rtts": 385}})"),
+            "t.json: $.probe.latency_min_rtts: must be in [1, 384], got 385");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_min_rtts": 40.5}})"),
+            "t.json: $.probe.latency_min_rtts: expected a whole number in [0, 1000000000], got 40.5");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_min_rtts": "40"}})"),
+            "t.json: $.probe.latency_min_rtts: expected a finite number, got \"40\"");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_min_rtts": 1}})"), "");
+  EXPECT_EQ(error_of(R"({"probe": {"latency_min_rtts": 384}})"), "");
   EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": 0}})"), "t.json: $.probe.clear_rounds: must be at least 1");
   EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": -2}})"), "t.json: $.probe.clear_rounds: must be at least 1");
   EXPECT_EQ(error_of(R"({"probe": {"clear_rounds": 1}})"), "");

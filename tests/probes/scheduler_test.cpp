@@ -209,8 +209,10 @@ TEST_F(SchedulerTest, TheDemoFabricIsProbedEndToEnd) {
     for (const auto& l : r.links) {
       EXPECT_EQ(l.lost, 0u) << topo.link(l.link).name;
       EXPECT_EQ(l.sent, 20u * static_cast<uint64_t>(std::min<int>(r.round, 6))) << topo.link(l.link).name;
+      EXPECT_EQ(l.rtts, l.sent) << topo.link(l.link).name;  // every answer timed (20 a round, under 64)
       EXPECT_GT(l.rtt_p50_s, 0) << topo.link(l.link).name;
-      EXPECT_LE(l.rtt_min_s, l.rtt_p50_s);
+      EXPECT_LE(l.rtt_min_s, l.rtt_p25_s);
+      EXPECT_LE(l.rtt_p25_s, l.rtt_p50_s);
       EXPECT_LE(l.rtt_p50_s, l.rtt_p99_s);
     }
     if (i > 0) {
@@ -270,14 +272,17 @@ TEST_F(SchedulerTest, RoundTripTimesPastTheSixtyFourKeptStillShowASlowLink) {
   const LinkProbeStats* st = stats_of(r, slow);
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(st->sent, 200u);  // two rounds of 100
-  EXPECT_GE(st->rtt_p50_s, 0.030);
+  EXPECT_EQ(st->rtts, 128u);  // 64 of each round's 100 kept
+  EXPECT_GE(st->rtt_p25_s, 0.030);  // every probe across it held
+  EXPECT_GE(st->rtt_p50_s, st->rtt_p25_s);
   EXPECT_GE(st->rtt_p99_s, st->rtt_p50_s);
   EXPECT_LE(st->rtt_min_s, st->rtt_p50_s);
   size_t fast = 0;
   for (const auto& l : r.links) {
     if (l.link == slow) continue;
     EXPECT_GT(l.rtt_p50_s, 0) << topo.link(l.link).name;
-    EXPECT_LE(l.rtt_min_s, l.rtt_p50_s) << topo.link(l.link).name;
+    EXPECT_LE(l.rtt_min_s, l.rtt_p25_s) << topo.link(l.link).name;
+    EXPECT_LE(l.rtt_p25_s, l.rtt_p50_s) << topo.link(l.link).name;
     EXPECT_LE(l.rtt_p50_s, l.rtt_p99_s) << topo.link(l.link).name;
     if (l.rtt_p50_s < 0.030) ++fast;
   }
@@ -425,6 +430,8 @@ TEST_F(SchedulerTest, ADownLinkLosesEverything) {
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(st->lost, st->sent) << "window not yet all down after " << rounds.size() << " rounds";
   EXPECT_EQ(st->rtt_p50_s, 0);  // nothing came back to time
+  EXPECT_EQ(st->rtt_p25_s, 0);
+  EXPECT_EQ(st->rtts, 0u);
   ASSERT_FALSE(r.verdicts.empty());
   EXPECT_EQ(topo.link(r.verdicts[0].link).name, topo.link(down).name);
   EXPECT_GT(r.verdicts[0].loss, 0.5);

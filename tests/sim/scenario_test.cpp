@@ -117,7 +117,7 @@ TEST_F(ScenarioTest, ErrorsNameTheFileAndJsonPath) {
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "melt", "link": "rtsw0001:eth5", "at_s": 0}]})"),
             "s.json: $.faults[0].kind: unknown fault kind \"melt\" (expected flap, down, optics_loss, weak_tx, "
             "optics_drift, corrupt, fec, pause, congestion, silent, garbage, reboot, probe_loss, probe_delay, "
-            "reflector_down, absurd, rpc_delay, rpc_fault)");
+            "reflector_down, reflector_busy, absurd, rpc_delay, rpc_fault)");
   EXPECT_EQ(error_of(R"({"faults": [{"kind": 3, "link": "rtsw0001:eth5", "at_s": 0}]})"),
             "s.json: $.faults[0].kind: expected a fault kind");
   EXPECT_EQ(error_of(R"({"faults": [{"link": "rtsw0001:eth5", "at_s": 0}]})"),
@@ -208,6 +208,46 @@ TEST(ScenarioFaultKinds, AbsurdAndReflectorDownFaults) {
               ::testing::StartsWith("s.json: $.faults[0].counter: expected one of carrier_changes, link_down_events"));
   EXPECT_EQ(error_of(R"({"faults": [{"kind": "absurd", "end": "rtsw0001:eth7", "counter": "rx_bytes", "value": "big", "at_s": 0}]})"),
             "s.json: $.faults[0].value: expected a number (any, that is the point)");
+}
+
+// A busy reflector (its switch's CPU): a share of the probes addressed to its device are
+// answered late, every probe still answered, and other devices' answers are untouched.
+TEST(ScenarioFaultKinds, ABusyReflectorAnswersAShareOfProbesLate) {
+  const fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
+  const Scenario sc = parse_scenario(
+      R"({"faults": [{"kind": "reflector_busy", "device": "ctsw003", "share": 0.3, "ms": 4, "at_s": 1, "duration_s": 5}]})",
+      "s.json", topo);
+  ASSERT_EQ(sc.faults.size(), 1u);
+  EXPECT_EQ(sc.faults[0].kind, FaultKind::reflector_busy);
+  EXPECT_EQ(sc.faults[0].value, 0.3);
+  EXPECT_EQ(sc.faults[0].value2, 4);
+  FabricSim sim(topo);
+  sim.apply(sc.faults[0], SimEvent::Phase::start, 1);
+  std::mt19937_64 rng(7);
+  const fabric::PortId busy = *topo.find_port("ctsw003", "eth1");
+  const fabric::PortId other = *topo.find_port("ctsw002", "eth1");
+  auto late_share = [&](fabric::PortId to) {
+    int late = 0;
+    for (uint16_t i = 0; i < 10000; ++i) {
+      const ProbeFate f = sim.probe(topo.peer(to), to, static_cast<uint16_t>(40000 + i % 1000), 862, rng);
+      EXPECT_TRUE(f.delivered);
+      if (f.delay >= from_seconds(4e-3)) ++late;
+    }
+    return late / 10000.0;
+  };
+  EXPECT_NEAR(late_share(busy), 0.3, 0.03);  // 0.3 +- 6.5 standard deviations
+  EXPECT_EQ(late_share(other), 0);
+  sim.apply(sc.faults[0], SimEvent::Phase::end, 6);
+  EXPECT_EQ(late_share(busy), 0);
+  auto error_of = [&](const std::string& text) { return scenario_error(text, topo); };
+  EXPECT_EQ(error_of(R"({"faults": [{"kind": "reflector_busy", "device": "ctsw003", "share": 1.5, "ms": 4, "at_s": 0}]})"),
+            "s.json: $.faults[0].share: a share of probes must be at most 1");
+  EXPECT_THAT(error_of(R"({"faults": [{"kind": "reflector_busy", "device": "ctsw003", "share": 0.3, "at_s": 0}]})"),
+              ::testing::StartsWith("s.json: $.faults[0]"));
+  EXPECT_THAT(error_of(R"({"faults": [{"kind": "reflector_busy", "device": "ctsw003", "share": 0.3, "ms": -1, "at_s": 0}]})"),
+              ::testing::StartsWith("s.json: $.faults[0].ms: "));
+  EXPECT_THAT(error_of(R"({"faults": [{"kind": "reflector_busy", "end": "ctsw003:eth1", "share": 0.3, "ms": 1, "at_s": 0}]})"),
+              ::testing::StartsWith("s.json: $.faults[0]"));
 }
 
 // A switch whose drain API is slow: the delay holds while the fault lasts, for that switch only.
