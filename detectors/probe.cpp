@@ -142,15 +142,15 @@ void ProbeDetector::on_verdict(const probes::LinkVerdict& v, Time at, std::vecto
   out.push_back(std::move(f));
 }
 
-void ProbeDetector::on_latency(const probes::LinkProbeStats& st, double baseline, Time at, std::vector<Finding>& out) {
+bool ProbeDetector::on_latency(const probes::LinkProbeStats& st, double baseline, Time at, std::vector<Finding>& out) {
   LinkState& s = links_[st.link];
   const double threshold = std::max(baseline * config_.latency_factor, baseline + seconds(config_.latency_floor));
   if (st.rtt_p25_s < threshold) {
     s.latency_over_rounds = 0;
     if (st.rtt_p25_s < (baseline + threshold) / 2) s.latency_reported = false;
-    return;
+    return false;
   }
-  if (s.latency_reported || ++s.latency_over_rounds < config_.confirm_rounds) return;
+  if (s.latency_reported || ++s.latency_over_rounds < config_.confirm_rounds) return true;
   s.latency_reported = true;
   Finding f = make_finding(FindingKind::probe_latency, Severity::warning, at, at);
   f.link = st.link;
@@ -169,6 +169,7 @@ void ProbeDetector::on_latency(const probes::LinkProbeStats& st, double baseline
   f.evidence["rtts"] = static_cast<double>(st.rtts);
   f.evidence["rounds"] = s.latency_over_rounds;
   out.push_back(std::move(f));
+  return true;
 }
 
 }  // namespace medic::detectors

@@ -38,6 +38,12 @@ class ProbeDetector {
 
   // Link verdicts left to a silent device rather than the link (summed over rounds).
   uint64_t attributed_to_silence() const { return attributed_to_silence_; }
+  // The last round's latency judgement: links with enough round trips to be judged, and of
+  // those the links over the threshold (named or not yet: a few rounds in a row are needed).
+  struct LatencyJudgement {
+    size_t judged = 0, over = 0;
+  };
+  LatencyJudgement last_latency() const { return last_latency_; }
 
  private:
   struct LinkState {
@@ -55,7 +61,8 @@ class ProbeDetector {
   };
   void on_verdict(const probes::LinkVerdict& v, Time at, std::vector<Finding>& out);
   void on_silent_link(const probes::LinkVerdict& v, fabric::DeviceId silent, Time at, std::vector<Finding>& out);
-  void on_latency(const probes::LinkProbeStats& s, double baseline_s, Time at, std::vector<Finding>& out);
+  // Whether the link is over the threshold this round.
+  bool on_latency(const probes::LinkProbeStats& s, double baseline_s, Time at, std::vector<Finding>& out);
   void on_measurement(const probes::RoundResult& round, std::vector<Finding>& out);
 
   const fabric::Topology& topology_;
@@ -64,6 +71,7 @@ class ProbeDetector {
   MeasurementState prober_;
   std::vector<MeasurementState> reflectors_;  // by device
   uint64_t attributed_to_silence_ = 0;
+  LatencyJudgement last_latency_;
 };
 
 template <class LinkDown, class DeviceSilent>
@@ -104,6 +112,7 @@ void ProbeDetector::observe(const probes::RoundResult& round, LinkDown link_down
   for (const auto& s : round.links) {
     if (s.sent > s.lost && judged(s)) p25.push_back(s.rtt_p25_s);
   }
+  last_latency_ = {};
   if (p25.size() < 3) return;
   std::nth_element(p25.begin(), p25.begin() + static_cast<long>(p25.size() / 2), p25.end());
   const double baseline = p25[p25.size() / 2];
@@ -113,7 +122,8 @@ void ProbeDetector::observe(const probes::RoundResult& round, LinkDown link_down
       links_[s.link].latency_over_rounds = 0;
       continue;
     }
-    on_latency(s, baseline, round.at, out);
+    ++last_latency_.judged;
+    if (on_latency(s, baseline, round.at, out)) ++last_latency_.over;
   }
 }
 

@@ -84,6 +84,8 @@ class Pipeline {
   double error_events(fabric::PortId port) const { return error_events_[port]; }
   // Link verdicts the probe detector left to a silent device (summed over rounds).
   uint64_t probe_verdicts_left_to_silence() const { return probe_detector_.attributed_to_silence(); }
+  // The last probe round's latency judgement (links judged, links over the threshold).
+  detectors::ProbeDetector::LatencyJudgement probe_latency() const { return probe_detector_.last_latency(); }
 
  private:
   const fabric::Topology& topology_;

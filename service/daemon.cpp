@@ -58,6 +58,12 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
       db_up(r.gauge("medic_db_up", "1 when the database answered the last check.")),
       pending_records(r.gauge("medic_pending_records", "Findings and incident updates waiting to be recorded.")),
       last_cycle_seconds(r.gauge("medic_last_cycle_seconds", "How long the last poll cycle took.")),
+      probe_links_judged(r.gauge("medic_probe_links_judged",
+                                 "Links the last probe round judged the latency of (enough round trips in the window).")),
+      probe_links_slow(r.gauge("medic_probe_links_slow",
+                               "Of those, links whose round trips were over the latency threshold in that round, named "
+                               "or not yet (a link is named after several rounds in a row). Many at once, on links of "
+                               "every kind: a busy prober or reflector host, not the fabric.")),
       poll_cycle_seconds(r.histogram("medic_poll_cycle_seconds",
                                      "How long one poll cycle took: scrape, detect, record and the workflow's pass.",
                                      metrics::seconds_buckets())) {}
@@ -325,6 +331,11 @@ void Daemon::cycle(const LeadershipState& leadership) {
   if (can_record()) flush(now);
   pipeline::PollOutcome out = p_.pipeline.poll(answers, now, maintenance_, rounds, recorded_);
   recorded_ = {};
+  if (!rounds.empty()) {
+    const auto latency = p_.pipeline.probe_latency();
+    metrics_.probe_links_judged.set(static_cast<double>(latency.judged));
+    metrics_.probe_links_slow.set(static_cast<double>(latency.over));
+  }
   metrics_.samples += out.stats.samples;
   metrics_.samples_mapped += out.stats.mapped;
   metrics_.samples_implausible += out.implausible;

@@ -55,7 +55,7 @@ struct DaemonMetrics {
   metrics::Counter snapshots_taken, db_errors, records_dropped;
   metrics::Counter probe_rounds, probes_sent, probes_received, probe_verdicts, probe_outage_rounds;
   metrics::Counter probe_measurement_verdicts, probe_verdicts_left_to_silence, probe_packets_sent, probes_late;
-  metrics::Gauge leading, role, db_up, pending_records, last_cycle_seconds;
+  metrics::Gauge leading, role, db_up, pending_records, last_cycle_seconds, probe_links_judged, probe_links_slow;
   metrics::Histogram poll_cycle_seconds;
 };
 

@@ -241,6 +241,8 @@ TEST_F(ProbeDetectorTest, ASlowMedianOverAFastLowerQuartileIsNoLatencyFinding) {
   links[slow].rtt_p50_s = 5e-3;
   links[slow].rtt_p99_s = 9e-3;
   for (int s = 10; s <= 100; s += 10) EXPECT_THAT(observe(round(s, {}, links)), IsEmpty()) << s;
+  EXPECT_EQ(det.last_latency().judged, topo.links().size());
+  EXPECT_EQ(det.last_latency().over, 0u);
   // Its lower quartile slow too: three rounds later, a finding.
   links[slow].rtt_p25_s = 4e-3;
   const auto out = observe_rounds(110, 3, links);
@@ -277,12 +279,17 @@ TEST_F(ProbeDetectorTest, LatencyIsJudgedOnlyOnEnoughRoundTrips) {
   };
   for (int s = 10; s <= 100; s += 10) EXPECT_THAT(observe(round(s, {}, with_rtts(50e-3, 10))), IsEmpty()) << s;
   for (int s = 110; s <= 150; s += 10) EXPECT_THAT(observe(round(s, {}, with_rtts(50e-3, 39))), IsEmpty()) << s;
-  // At 40, three rounds in a row.
+  EXPECT_EQ(det.last_latency().judged, 0u);
+  EXPECT_EQ(det.last_latency().over, 0u);
+  // At 40, three rounds in a row; every link judged, the slow one over from the first.
   EXPECT_THAT(observe(round(160, {}, with_rtts(50e-3, 40))), IsEmpty());
+  EXPECT_EQ(det.last_latency().judged, topo.links().size());
+  EXPECT_EQ(det.last_latency().over, 1u);
   // A round with too few (a round left out as an outage) neither counts nor breaks the run.
   EXPECT_THAT(observe(round(170, {}, with_rtts(50e-3, 12))), IsEmpty());
   EXPECT_THAT(observe(round(180, {}, with_rtts(50e-3, 45))), IsEmpty());
   auto out = observe(round(190, {}, with_rtts(50e-3, 50)));
+  EXPECT_EQ(det.last_latency().over, 1u);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].link, slow);
   EXPECT_DOUBLE_EQ(out[0].evidence.at("rtts"), 50);

@@ -207,6 +207,9 @@ TEST_F(E2EMeasurement, BusyReflectorsNameNoHealthyLinkSlowAndASlowLinkIsStillFou
   EXPECT_EQ(tdb.column("SELECT class || ' ' || severity || ' ' || link FROM incidents"),
             std::vector<std::string>{"gray_failure warning " + slow})
       << incidents();
+  // The last round judged every link (80, all up) and found one over the threshold.
+  EXPECT_EQ(metric(http, api, "medic_probe_links_judged"), 80);
+  EXPECT_EQ(metric(http, api, "medic_probe_links_slow"), 1);
   // A latency warning is a person's to look at: nothing was drained, no probe was lost.
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM actions"), "0");
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM findings WHERE kind IN ('probe_loss', 'reflector_loss', 'prober_loss')"), "0");
