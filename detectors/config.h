@@ -93,12 +93,12 @@ struct PfcConfig {
 struct ProbeConfig {
   double critical_loss = 0.01;   // a link losing this share of probes is critical (drained)
   double min_confidence = 0.5;   // localization verdicts below this are not reported
-  double latency_factor = 4.0;   // a link's lower-quartile RTT this many times the fabric's median of them ...
+  double latency_factor = 4.0;   // a link's fastest RTT this many times the fabric's median of them ...
   Duration latency_floor = std::chrono::microseconds(500);  // ... and at least this much above it
-  // A link's latency (its lower quartile of round trips) is judged only on at least this many
-  // round trips in the window: a busy reflector or prober host holds a share of answers, and
-  // a quantile of a few (zone32k's first round times 10 a link) is over the threshold by
-  // chance on hundreds of links; of 40 it is not.
+  // A link's latency (its fastest round trip) is judged only on at least this many round
+  // trips in the window: a busy reflector or prober host holds a share of answers (fabsim at
+  // zone32k, about 70% of them), and the fastest of a few is late by chance on many links; of
+  // 40, at 70% late, on 6e-7 of them.
   int latency_min_rtts = 40;
   int clear_rounds = 3;          // rounds without a verdict before a link may be reported again
   // Rounds in a row a reflector must be named, or a link's median round trip be over the

@@ -145,9 +145,9 @@ void ProbeDetector::on_verdict(const probes::LinkVerdict& v, Time at, std::vecto
 bool ProbeDetector::on_latency(const probes::LinkProbeStats& st, double baseline, Time at, std::vector<Finding>& out) {
   LinkState& s = links_[st.link];
   const double threshold = std::max(baseline * config_.latency_factor, baseline + seconds(config_.latency_floor));
-  if (st.rtt_p25_s < threshold) {
+  if (st.rtt_min_s < threshold) {
     s.latency_over_rounds = 0;
-    if (st.rtt_p25_s < (baseline + threshold) / 2) s.latency_reported = false;
+    if (st.rtt_min_s < (baseline + threshold) / 2) s.latency_reported = false;
     return false;
   }
   if (s.latency_reported || ++s.latency_over_rounds < config_.confirm_rounds) return true;
@@ -156,15 +156,16 @@ bool ProbeDetector::on_latency(const probes::LinkProbeStats& st, double baseline
   f.link = st.link;
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "3 in 4 round trips across %s take %.0fus or more (of %llu; median %.0fus), the fabric's %.0fus, %d rounds "
-                "in a row",
-                topology_.link(st.link).name.c_str(), st.rtt_p25_s * 1e6, static_cast<unsigned long long>(st.rtts),
+                "every one of %llu round trips across %s took %.0fus or more (median %.0fus), the fabric's %.0fus, %d "
+                "rounds in a row",
+                static_cast<unsigned long long>(st.rtts), topology_.link(st.link).name.c_str(), st.rtt_min_s * 1e6,
                 st.rtt_p50_s * 1e6, baseline * 1e6, s.latency_over_rounds);
   f.summary = buf;
+  f.evidence["rtt_min_s"] = st.rtt_min_s;
   f.evidence["rtt_p25_s"] = st.rtt_p25_s;
   f.evidence["rtt_p50_s"] = st.rtt_p50_s;
   f.evidence["rtt_p99_s"] = st.rtt_p99_s;
-  f.evidence["fabric_p25_s"] = baseline;
+  f.evidence["fabric_min_s"] = baseline;
   f.evidence["jitter_s"] = st.jitter_s;
   f.evidence["rtts"] = static_cast<double>(st.rtts);
   f.evidence["rounds"] = s.latency_over_rounds;

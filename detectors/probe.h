@@ -1,8 +1,8 @@
 // Probe results into findings: links that localization says lose probes (probe_loss; a
 // gray failure when the link's counters are clean, triage decides), and links whose
-// link-pinned round trips are far slower than the fabric's own (probe_latency): three in
-// four of them (the lower quartile), over enough round trips, several rounds in a row, since a
-// busy reflector or prober host delays some answers and a slow link delays all. Links
+// link-pinned round trips are far slower than the fabric's own (probe_latency): every one of
+// them (the fastest), over enough round trips, several rounds in a row, since a busy reflector
+// or prober host delays some answers, even most, and a slow link delays all. Links
 // known to be down are left to the flap and down detectors: no light is not a gray failure.
 //
 // The measurement is doubted first: a prober that lost a round to an outage, or whose
@@ -103,19 +103,19 @@ void ProbeDetector::observe(const probes::RoundResult& round, LinkDown link_down
       links_[l].silence_noted = false;
     }
   }
-  // Latency: each link's lower quartile against the fabric's median of them, each over
+  // Latency: each link's fastest round trip against the fabric's median of them, each over
   // enough round trips.
   const auto judged = [&](const probes::LinkProbeStats& s) {
-    return s.rtt_p25_s > 0 && s.rtts >= static_cast<uint64_t>(config_.latency_min_rtts);
+    return s.rtt_min_s > 0 && s.rtts >= static_cast<uint64_t>(config_.latency_min_rtts);
   };
-  std::vector<double> p25;
+  std::vector<double> fastest;
   for (const auto& s : round.links) {
-    if (s.sent > s.lost && judged(s)) p25.push_back(s.rtt_p25_s);
+    if (s.sent > s.lost && judged(s)) fastest.push_back(s.rtt_min_s);
   }
   last_latency_ = {};
-  if (p25.size() < 3) return;
-  std::nth_element(p25.begin(), p25.begin() + static_cast<long>(p25.size() / 2), p25.end());
-  const double baseline = p25[p25.size() / 2];
+  if (fastest.size() < 3) return;
+  std::nth_element(fastest.begin(), fastest.begin() + static_cast<long>(fastest.size() / 2), fastest.end());
+  const double baseline = fastest[fastest.size() / 2];
   for (const auto& s : round.links) {
     if (s.link >= links_.size() || !judged(s)) continue;
     if (link_down(s.link)) {
