@@ -69,6 +69,7 @@ DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
   if (!(s_.snapshot_retention_days >= 0 && s_.snapshot_retention_days <= 3650)) {
     refuse("--snapshot-retention", "must be within [0, 3650] days");
   }
+  if (s_.incident_snapshots < 0 || s_.incident_snapshots > 100000) refuse("--incident-snapshots", "must be within [0, 100000]");
   if (!(s_.poll_interval_s >= 0.05 && s_.poll_interval_s <= 3600)) refuse("--poll-interval", "must be within [0.05, 3600] seconds");
   if (!(s_.scrape_timeout_s >= 0.05 && s_.scrape_timeout_s <= 600)) refuse("--scrape-timeout", "must be within [0.05, 600] seconds");
   if (s_.scrape_concurrency < 1 || s_.scrape_concurrency > 4096) refuse("--scrape-concurrency", "must be within [1, 4096]");

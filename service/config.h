@@ -38,6 +38,7 @@ struct DaemonSettings {
   std::string policy_path;    // remediation policy (default data/remediation.json)
   std::string name;           // this daemon's name in the leader row and the actions (default host:pid)
   double snapshot_retention_days = 30;  // snapshots older than this are pruned (0: kept forever)
+  int incident_snapshots = 32;  // snapshots of incidents opened in one poll cycle, at most (the rest counted)
   bool standby = true;        // wait for the leader lock (false: exit when another daemon leads)
   // Active probing (STAMP): on when the topology gives devices a probe source and reflector.
   bool probe = true;

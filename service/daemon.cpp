@@ -32,6 +32,9 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
       incidents_resolved(r.counter("medic_incidents_resolved_total",
                                    "Measurement incidents closed because the measurement works again.")),
       snapshots_taken(r.counter("medic_snapshots_total", "Snapshots stored.")),
+      snapshots_skipped(r.counter("medic_snapshots_skipped_total",
+                                  "Snapshots of opened incidents not taken: past --incident-snapshots in one poll "
+                                  "cycle (a flood of incidents; drains are always snapshotted).")),
       db_errors(r.counter("medic_db_errors_total", "Database calls that failed.")),
       records_dropped(r.counter("medic_records_dropped_total",
                                 "Findings and incident updates dropped from a full buffer while they could not be recorded.")),
@@ -227,6 +230,12 @@ void Daemon::cycle(const LeadershipState& leadership) {
     metrics_.poll_cycle_seconds.observe(took);
     last_cycle_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(end.time_since_epoch()).count();
     metrics_.pending_records.set(static_cast<double>(pending()));
+    if (incident_snapshots_skipped_ > 0) {
+      spdlog::warn("{} incidents opened in one poll: snapshots taken of the first {}, {} skipped "
+                   "(medic_snapshots_skipped_total; `medic snapshot take` stores the whole fabric)",
+                   incident_snapshots_ + incident_snapshots_skipped_, incident_snapshots_, incident_snapshots_skipped_);
+    }
+    incident_snapshots_ = incident_snapshots_skipped_ = 0;
   };
   if (leadership.role == Role::standby) {
     stand_by();
@@ -468,8 +477,16 @@ void Daemon::take_snapshot(int64_t incident, int64_t action, fabric::LinkId link
                               [this](fabric::PortId p) -> const telemetry::PortSample& { return p_.pipeline.latest(p); },
                               [this](fabric::PortId p) { return p_.pipeline.port_oper(p); }, {}, clock_.now()};
   // The open incidents as triage and the workflow know them (no query): a link incident's
-  // state is the workflow's, any other is triaged.
+  // state is the workflow's, any other is triaged. Only those that touch the link's two
+  // devices (what the snapshot keeps), chosen by id: with thousands open, naming every one
+  // for every snapshot made a flood of incidents quadratic.
+  const fabric::DeviceId ends[2] = {p_.topology.port(p_.topology.link(link).a).device,
+                                    p_.topology.port(p_.topology.link(link).b).device};
+  auto ours = [&](fabric::DeviceId d) { return d != fabric::kNone && (d == ends[0] || d == ends[1]); };
   for (const triage::OpenIncident& o : p_.pipeline.triage().open_incidents()) {
+    const bool touches = ours(o.device) || (o.link != fabric::kNone && (ours(p_.topology.port(p_.topology.link(o.link).a).device) ||
+                                                                         ours(p_.topology.port(p_.topology.link(o.link).b).device)));
+    if (!touches) continue;
     snapshot::IncidentReading r;
     r.id = o.id;
     r.incident_class = std::string(triage::to_string(o.cls));
@@ -525,7 +542,15 @@ bool Daemon::record(triage::IncidentUpdate& u, Time now, std::vector<int64_t>& i
     recorded_.add_opened(u, *id);
     spdlog::info("incident {} opened: {} ({}) on {}: {}{}", *id, triage::to_string(u.cls),
                  detectors::to_string(u.severity), scope, u.summary, u.suspect.empty() ? "" : "; suspect: " + u.suspect);
-    if (u.link != fabric::kNone) take_snapshot(*id, 0, u.link, "incident", "incident opened");
+    if (u.link != fabric::kNone) {
+      if (incident_snapshots_ < config_.settings().incident_snapshots) {
+        ++incident_snapshots_;
+        take_snapshot(*id, 0, u.link, "incident", "incident opened");
+      } else {
+        ++incident_snapshots_skipped_;
+        ++metrics_.snapshots_skipped;
+      }
+    }
     to_workflow(*id, u, now);
     return true;
   }

@@ -52,7 +52,7 @@ struct DaemonMetrics {
   metrics::Counter samples, samples_mapped, samples_implausible, telemetry_outage_polls;
   metrics::Counter findings, findings_noted;
   metrics::Counter incidents_opened, incidents_reopened, incidents_resolved;
-  metrics::Counter snapshots_taken, db_errors, records_dropped;
+  metrics::Counter snapshots_taken, snapshots_skipped, db_errors, records_dropped;
   metrics::Counter probe_rounds, probes_sent, probes_received, probe_verdicts, probe_outage_rounds;
   metrics::Counter probe_measurement_verdicts, probe_verdicts_left_to_silence, probe_packets_sent, probes_late;
   metrics::Gauge leading, role, db_up, pending_records, last_cycle_seconds, probe_links_judged, probe_links_slow;
@@ -128,6 +128,10 @@ class Daemon {
   int64_t epoch_ = 0;                            // leading (and synced) under this epoch; 0: not
   bool db_up_ = false;                           // the leadership monitor's last word on the database
   bool ready_logged_ = false;
+  // Snapshots of incidents opened in this cycle; past --incident-snapshots they are counted,
+  // not taken (a flood of incidents must not hold the poll loop for minutes).
+  int incident_snapshots_ = 0;
+  int incident_snapshots_skipped_ = 0;
   // What recording gave back since the last poll: handed to the next one.
   triage::Recorded recorded_;
   // What was found while it could not be recorded, oldest first.

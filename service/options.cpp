@@ -678,6 +678,8 @@ DaemonOptions::DaemonOptions(std::string program) : impl_(std::make_unique<Impl>
   m.add("--policy", s.policy_path, "remediation policy (default: data/remediation.json)");
   m.add("--name", s.name, "this daemon's name in the leader row and its actions (default: HOST:PID)");
   m.add("--snapshot-retention", s.snapshot_retention_days, "days snapshots are kept (0: forever)");
+  m.add("--incident-snapshots", s.incident_snapshots,
+        "snapshots of the incidents opened in one poll, at most (the rest are counted in medic_snapshots_skipped_total)");
   m.add("--api-token", m.api_token,
         "bootstrap token: acts over HTTP as the admin \"bootstrap\" (to add the first users with "
         "POST /api/users); people use the tokens `medic users add` prints. None: users' tokens only "

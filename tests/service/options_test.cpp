@@ -169,7 +169,7 @@ TEST_F(Options, TheWebhookSecretComesFromItsFileOrTheEnvironment) {
 TEST_F(Options, EveryOptionIsAKey) {
   DaemonOptions o;
   const auto keys = o.keys();
-  EXPECT_EQ(keys.size(), 43u);
+  EXPECT_EQ(keys.size(), 44u);
   for (const char* k : {"topology", "poll-interval", "alertmanager", "webhook", "webhook-secret-file", "external-url",
                         "alert-repeat", "notify-retry-max", "notify-timeout", "no-probe", "log-level"}) {
     EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
