@@ -101,8 +101,8 @@ struct ProbeConfig {
   // 40, at 70% late, on 6e-7 of them.
   int latency_min_rtts = 40;
   int clear_rounds = 3;          // rounds without a verdict before a link may be reported again
-  // Rounds in a row a reflector must be named, or a link's median round trip be over the
-  // threshold, before it is reported: one round's few lost probes (a busy host, a lossy link
+  // Rounds in a row a reflector must be named, or a link's fastest round trip be over the
+  // latency threshold, before it is reported: one round's few lost probes (a busy host, a lossy link
   // under most of its sessions) are not a reflector fault, one slow round not a slow link.
   int confirm_rounds = 3;
   // A probe round in which at least this share of one prober's sessions (and at least

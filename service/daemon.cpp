@@ -480,12 +480,12 @@ void Daemon::take_snapshot(int64_t incident, int64_t action, fabric::LinkId link
   // state is the workflow's, any other is triaged. Only those that touch the link's two
   // devices (what the snapshot keeps), chosen by id: with thousands open, naming every one
   // for every snapshot made a flood of incidents quadratic.
-  const fabric::DeviceId ends[2] = {p_.topology.port(p_.topology.link(link).a).device,
-                                    p_.topology.port(p_.topology.link(link).b).device};
-  auto ours = [&](fabric::DeviceId d) { return d != fabric::kNone && (d == ends[0] || d == ends[1]); };
+  const fabric::Topology& t = p_.topology;
+  auto end_device = [&](fabric::LinkId l, bool a) { return t.port(a ? t.link(l).a : t.link(l).b).device; };
+  auto ours = [&](fabric::DeviceId d) { return d != fabric::kNone && (d == end_device(link, true) || d == end_device(link, false)); };
   for (const triage::OpenIncident& o : p_.pipeline.triage().open_incidents()) {
-    const bool touches = ours(o.device) || (o.link != fabric::kNone && (ours(p_.topology.port(p_.topology.link(o.link).a).device) ||
-                                                                         ours(p_.topology.port(p_.topology.link(o.link).b).device)));
+    const bool touches =
+        ours(o.device) || (o.link != fabric::kNone && (ours(end_device(o.link, true)) || ours(end_device(o.link, false))));
     if (!touches) continue;
     snapshot::IncidentReading r;
     r.id = o.id;
