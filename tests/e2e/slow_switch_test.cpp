@@ -65,13 +65,22 @@ TEST(E2ESlowSwitch, ASlowDrainApiHoldsOnlyItsOwnActionWhileASecondFlapIsDrainedO
   EXPECT_EQ(action_of(kSlow), "intent") << "the slow switch's drain should still be waiting for its answer";
   // On time: drained within seconds of its incident, as if nothing else were going on.
   const std::string second_where = std::string("link = '") + kSecond + "'";
+  // The incident's mitigated_at is written just after the action's end, in a transaction of
+  // its own.
+  ASSERT_TRUE(testing::eventually(
+      [&] { return try_scalar(tdb, "SELECT mitigated_at IS NOT NULL FROM incidents WHERE " + second_where) == "t"; }, 15s))
+      << medicd.output();
   const double detect_to_mitigate = std::stod(try_scalar(
       tdb, "SELECT extract(epoch from mitigated_at - detected_at) FROM incidents WHERE " + second_where));
   EXPECT_LT(detect_to_mitigate, 5.0);
 
   // The slow switch's drain ends failed (it never answered in time), escalated to a person.
   ASSERT_TRUE(testing::eventually([&] { return action_of(kSlow) == "failed"; }, 60s)) << medicd.output();
-  EXPECT_EQ(try_scalar(tdb, std::string("SELECT state FROM incidents WHERE link = '") + kSlow + "'"), "escalated");
+  // Escalated just after the action's end, in a transaction of its own.
+  EXPECT_TRUE(testing::eventually(
+      [&] { return try_scalar(tdb, std::string("SELECT state FROM incidents WHERE link = '") + kSlow + "'") == "escalated"; },
+      15s))
+      << try_scalar(tdb, std::string("SELECT state FROM incidents WHERE link = '") + kSlow + "'");
   EXPECT_THAT(try_scalar(tdb, std::string("SELECT reason FROM actions WHERE state = 'failed' AND link = '") + kSlow + "'"),
               HasSubstr("after 3 attempts"));
   EXPECT_EQ(try_scalar(tdb, "SELECT bool_and(a2.result_at < a1.result_at) FROM actions a1, actions a2 WHERE a1.link = '" +

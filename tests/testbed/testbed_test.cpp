@@ -136,8 +136,10 @@ TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {
                                  "WHERE i.link = 'r1:eth2--c1:eth1' AND f.kind = 'link_flap'")),
             1);
   // Capacity allows it (r1 keeps its other uplink, floor 50%): drained (dry run here).
-  EXPECT_EQ(tdb.scalar("SELECT state FROM incidents WHERE link = 'r1:eth2--c1:eth1'"), "repair_requested")
-      << medicd.output();
+  // The drain is verified a poll or more after the incident opens.
+  EXPECT_TRUE(testing::eventually(
+      [&] { return tdb.scalar("SELECT state FROM incidents WHERE link = 'r1:eth2--c1:eth1'") == "repair_requested"; }, 30s))
+      << tdb.scalar("SELECT state FROM incidents WHERE link = 'r1:eth2--c1:eth1'") << "\n" << medicd.output();
   // Nothing else in the fabric was wrong, and every exporter answered.
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "1") << medicd.output();
   EXPECT_TRUE(medicd.signal(SIGTERM));
