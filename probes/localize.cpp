@@ -27,6 +27,19 @@ Interval wilson_real(double lost, double sent, double z) {
 
 enum class Kind { ignored, lossy, clean, neither };
 
+// Whether `lost` of `sent` probes is clearly more than twice the background (the share of
+// probes everything else loses): a link or endpoint losing exactly twice the background
+// must have at most a 3e-7 chance of losing as many (one healthy link of 100,000 a round,
+// 3% of rounds), by the exact Poisson tail of the whole lost probes. Every link and endpoint
+// of the fabric is tested each round: a normal bound (Wilson at z = 5, as it was) passes 3
+// lost of 60 against a background of 2.5e-4, which chance gives one in 230,000 a round, 15
+// times the rate it claims.
+bool beats_background(double lost, double sent, double background) {
+  constexpr double kAlpha = 3e-7;
+  if (!(background > 0)) return true;
+  return poisson_at_least(std::floor(lost + 1e-9), sent * 2 * background) <= kAlpha;
+}
+
 // An observation is lossy when it surely lost something at a rate worth a look, clean when
 // it surely lost less than min_loss; with fewer than min_probes probes it proves nothing.
 Kind classify(uint64_t sent, uint64_t lost, const LocalizeConfig& c) {
@@ -108,10 +121,11 @@ struct Candidate {
 //         lying on every lossy observation this one would explain (e.g. every link of the
 //         one lossy path there is). Otherwise the data cannot tell them apart, and
 //         neither is named.
-//     It must also lose at least twice the background, with a Wilson lower bound at z = 5
-//     (every link is tested each round: the stricter bound keeps chance from naming one
-//     of tens of thousands): the background is what the window's observations that do
-//     not bear on it lose (stray timeouts of a loaded host fall everywhere alike), or what
+//     It must also lose clearly more than twice the background (beats_background: a link
+//     losing exactly twice the background has at most a 3e-7 chance of losing as many
+//     probes; every link is tested each round, and the strict test keeps chance from
+//     naming one of tens of thousands). The background
+//     is what the window's observations that do not bear on it lose (stray timeouts of a loaded host fall everywhere alike), or what
 //     the named measurement endpoints its probes went through lose, whichever is more.
 //     A link that passes gets the loss estimate k / n over everything bearing on it,
 //        k = sum over lossy observations through it of
@@ -362,7 +376,6 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
   };
   constexpr double kMinDistinct = 0.5;
   constexpr double kMinLost = 3;  // lost probes of free evidence a verdict needs
-  constexpr double kBackgroundZ = 5.0;  // one-sided 3e-7: a healthy link of 100,000 a round, 3% of rounds
 
   struct Found {
     LinkId link;
@@ -391,10 +404,10 @@ std::vector<LinkVerdict> localize_links(const fabric::Topology& topology, std::s
     // explained by a link found later).
     const double baseline = std::max(e.baseline(), rest_rate(e));
     if (lower < config.min_loss || r.free_lost < kMinLost) continue;
-    // Beating the background is judged at a much stricter z: every link of the fabric is
+    // Beating the background is judged far more strictly: every link of the fabric is
     // tested against it each round, and stray loss everywhere would otherwise make a few
     // of tens of thousands of healthy links look worse than the rest by chance.
-    if (baseline > 0 && wilson_real(r.free_lost, r.free_sent, kBackgroundZ).lower < 2 * baseline) continue;
+    if (!beats_background(r.free_lost, r.free_sent, baseline)) continue;
     const double distinct = 1 - rival(top.link, r.free_rate());
     if (distinct < kMinDistinct) continue;  // another link explains the same loss as well
 
@@ -458,10 +471,10 @@ std::vector<LinkVerdict> localize(const fabric::Topology& topology, std::span<co
 
 // Endpoints, before links. An endpoint E (a prober, or a reflector) is named when
 //  - its observations (not already explained by another endpoint) lose at least 3 probes
-//    with a Wilson lower bound of at least min_loss, as a link's evidence must, and of at
-//    least twice what all the other observations lose (the background: a loaded host's
-//    stray timeouts fall everywhere, not on one endpoint), and a loss rate of at least
-//    min_endpoint_loss;
+//    with a Wilson lower bound of at least min_loss, as a link's evidence must, clearly
+//    more than twice what all the other observations lose (beats_background; the
+//    background: a loaded host's stray timeouts fall everywhere, not on one endpoint), and
+//    a loss rate of at least min_endpoint_loss;
 //  - they lose alike: with p the pooled loss rate, the dispersion
 //        X = sum over its N observations of (lost - sent p)^2 / (sent p (1 - p))
 //    is within what chance gives a uniform loss, X <= (N - 1) + 3 sqrt(2 (N - 1)) + 3
@@ -621,7 +634,9 @@ Localization localize(const fabric::Topology& topology, std::span<const LinkObse
     // Above what everything else loses too (a loaded host's stray timeouts are everywhere).
     const uint64_t rest_sent = total_sent - std::min(total_sent, S), rest_lost = total_lost - std::min(total_lost, K);
     const double background = rest_sent > 0 ? static_cast<double>(rest_lost) / static_cast<double>(rest_sent) : 0.0;
-    if (lower < std::max(config.min_loss, 2 * background)) return std::nullopt;
+    if (lower < config.min_loss || !beats_background(static_cast<double>(K), static_cast<double>(S), background)) {
+      return std::nullopt;
+    }
     const double p = static_cast<double>(K) / static_cast<double>(S);
     if (p < config.min_endpoint_loss) return std::nullopt;
     if (N >= 2 && p < 1) {

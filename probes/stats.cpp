@@ -1,6 +1,7 @@
 #include "probes/stats.h"
 
 #include <algorithm>
+#include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
 
 namespace medic::probes {
@@ -16,6 +17,11 @@ Interval wilson(uint64_t lost, uint64_t sent, double z) {
   return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
 }
 
+double poisson_at_least(double k, double mean) {
+  if (!(k > 0)) return 1.0;
+  if (!(mean > 0)) return 0.0;
+  return boost::math::gamma_p(k, mean);  // P(k, mean) = P(Poisson(mean) >= k) for whole k
+}
 
 void SessionStats::sent(uint32_t seq) {
   ++sent_;

@@ -180,6 +180,32 @@ TEST(Localize, ScatteredSingleLossesAreNoise) {
   }
 }
 
+// zone32k under load: stray timeouts everywhere (2.5e-4 of probes), a pinned link probed 60
+// times in the window. Three of those lost is what chance gives one healthy link in 230,000
+// a window (at twice the background), and a fabric has 75,000 links: not a verdict (a
+// normal bound at z = 5 passed it). Four lost is 3e-8 by chance: named.
+TEST(Localize, AFewLostProbesOverTheBackgroundAreChanceAtFabricScale) {
+  Probed p;
+  const LinkId bad = link(p.t, "rtsw0002:eth6");
+  std::vector<PathObservation> background;
+  for (const Path& path : p.paths) {
+    if (std::find(path.begin(), path.end(), bad) != path.end()) continue;
+    background.push_back({{path}, 4000, 1});
+  }
+  ASSERT_GT(background.size(), 10u);
+  auto with_lost = [&](uint64_t lost) {
+    auto pinned = p.link_observations(60);
+    for (auto& o : pinned) {
+      if (o.link == bad) o.lost = lost;
+    }
+    return pinned;
+  };
+  EXPECT_TRUE(localize(p.t, with_lost(3), background).empty());
+  EXPECT_EQ(links_of(localize(p.t, with_lost(4), background)), std::set<LinkId>{bad});
+  // With no background at all, three lost of 60 are enough (min_loss and the 3-probe floor).
+  EXPECT_EQ(links_of(localize(p.t, with_lost(3), {})), std::set<LinkId>{bad});
+}
+
 TEST(Localize, MultiCandidateObservationsVoteAcrossTheirPaths) {
   // The fabric's hash is unknown: each flow may have taken any of its ECMP paths. The
   // losses happen on the path the flow really took.

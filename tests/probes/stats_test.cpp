@@ -47,6 +47,18 @@ TEST(Wilson, NothingSentAndMoreLostThanSent) {
   EXPECT_DOUBLE_EQ(over.lower, wilson(10, 10).lower);
 }
 
+TEST(PoissonAtLeast, KnownValuesAndEdges) {
+  EXPECT_NEAR(poisson_at_least(1, 1.0), 1 - std::exp(-1.0), 1e-12);
+  const double m = 0.03;
+  EXPECT_NEAR(poisson_at_least(3, m) / (1 - std::exp(-m) * (1 + m + m * m / 2)), 1.0, 1e-6);
+  EXPECT_NEAR(poisson_at_least(4, m) / (1 - std::exp(-m) * (1 + m + m * m / 2 + m * m * m / 6)), 1.0, 1e-4);
+  EXPECT_NEAR(poisson_at_least(10, 10.0), 0.5420702855, 1e-9);
+  EXPECT_DOUBLE_EQ(poisson_at_least(0, 5.0), 1.0);
+  EXPECT_DOUBLE_EQ(poisson_at_least(-1, 5.0), 1.0);
+  EXPECT_DOUBLE_EQ(poisson_at_least(3, 0.0), 0.0);
+  EXPECT_LT(poisson_at_least(200, 1.0), 1e-300);
+}
+
 // The nearest-rank quantile of sorted values, as the sketch defines it.
 double exact_quantile(const std::vector<double>& sorted, double q) {
   const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
