@@ -156,6 +156,11 @@ Status ProbeScheduler::start() {
     auto s = UdpSocket::open(*Endpoint::parse(any + std::to_string(sport)), netns);
     if (!s.ok() && sport != 0) s = UdpSocket::open(*Endpoint::parse(any + "0"), netns);
     if (!s.ok()) return Error{"probe socket for " + source + " port " + std::to_string(sport) + ": " + s.error()};
+    // Probes are 44 octets: never fragmented, and the kernel spends nothing on an IP
+    // identification per probe (it was 3% of the prober's CPU on zone32k).
+    if (const auto df = s->set_dont_fragment(); !df.ok()) {
+      return Error{"probe socket for " + source + " port " + std::to_string(sport) + ": " + df.error()};
+    }
     const uint16_t bound = s->local().port();
     m.sockets.push_back(Sock{std::move(*s), source, bound});
     socket_of.emplace(key, m.sockets.size() - 1);

@@ -156,6 +156,15 @@ Status UdpSocket::connect(const Endpoint& peer) {
   return Ok{};
 }
 
+Status UdpSocket::set_dont_fragment() {
+  if (v6_) return Ok{};
+  const int mode = IP_PMTUDISC_DO;
+  if (setsockopt(fd_, IPPROTO_IP, IP_MTU_DISCOVER, &mode, sizeof mode) != 0) {
+    return Error{"cannot set Don't Fragment: " + std::string(std::strerror(errno))};
+  }
+  return Ok{};
+}
+
 size_t UdpSocket::receive(ReceiveBatch& b) {
   for (size_t i = 0; i < b.capacity_; ++i) {
     b.iov_[i] = {b.storage_.data() + i * b.max_size_, b.max_size_};

@@ -87,6 +87,12 @@ class UdpSocket {
   // per packet) and only the peer's datagrams are received.
   Status connect(const Endpoint& peer);
 
+  // IPv4: sets Don't Fragment on every datagram (IP_PMTUDISC_DO), for packets that must
+  // never be fragmented. An unconnected socket's datagrams then need no IP identification
+  // (RFC 6864): the kernel skips choosing one per packet. A datagram over the path MTU
+  // fails to send instead. Nothing to do for IPv6.
+  Status set_dont_fragment();
+
   // Receives what is waiting, up to the batch's capacity, without blocking.
   size_t receive(ReceiveBatch& batch);
   // Sends a batch; returns how many went (the rest would block or failed).

@@ -357,6 +357,32 @@ class ScriptedReflector {
   std::thread thread_;
 };
 
+// The prober's sockets: Don't Fragment on every datagram (IPv4), and datagrams still go.
+TEST(UdpSocket, DontFragmentIsSetAndDatagramsStillGo) {
+  auto a = UdpSocket::open(*Endpoint::parse("127.0.0.1:0"));
+  auto b = UdpSocket::open(*Endpoint::parse("127.0.0.1:0"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  int mode = -1;
+  socklen_t len = sizeof mode;
+  ASSERT_EQ(getsockopt(a->fd(), IPPROTO_IP, IP_MTU_DISCOVER, &mode, &len), 0);
+  EXPECT_NE(mode, IP_PMTUDISC_DO);
+  ASSERT_TRUE(a->set_dont_fragment().ok());
+  ASSERT_EQ(getsockopt(a->fd(), IPPROTO_IP, IP_MTU_DISCOVER, &mode, &len), 0);
+  EXPECT_EQ(mode, IP_PMTUDISC_DO);
+  const std::vector<uint8_t> data(44, 7);
+  ASSERT_TRUE(a->send_one(data, b->local()));
+  pollfd p{b->fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 2000), 1);
+  ReceiveBatch batch(4, 100);
+  ASSERT_EQ(b->receive(batch), 1u);
+  EXPECT_EQ(batch.datagrams()[0].data.size(), 44u);
+  // IPv6 has nothing to set.
+  auto v6 = UdpSocket::open(*Endpoint::parse("[::1]:0"));
+  if (v6.ok()) {
+    EXPECT_TRUE(v6->set_dont_fragment().ok());
+  }
+}
+
 TEST(Loopback, ADuplicatedReplyIsCountedOnce) {
   // Replies 1, 0, 0, 2, 3, 4: probe 0 answered twice, and after probe 1.
   ScriptedReflector fake(5, {{1}, {0}, {0}, {2}, {3}, {4}});
