@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
+#include <exception>
 
 namespace medic::probes {
 
@@ -18,9 +19,13 @@ Interval wilson(uint64_t lost, uint64_t sent, double z) {
 }
 
 double poisson_at_least(double k, double mean) {
-  if (!(k > 0)) return 1.0;
+  if (!(k > 0) || std::isnan(mean)) return 1.0;
   if (!(mean > 0)) return 0.0;
-  return boost::math::gamma_p(k, mean);  // P(k, mean) = P(Poisson(mean) >= k) for whole k
+  try {
+    return boost::math::gamma_p(k, mean);  // P(k, mean) = P(Poisson(mean) >= k) for whole k
+  } catch (const std::exception&) {
+    return 1.0;  // not computable (Boost.Math's evaluation errors throw): shows nothing
+  }
 }
 
 void SessionStats::sent(uint32_t seq) {

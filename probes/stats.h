@@ -18,8 +18,9 @@ struct Interval {
 Interval wilson(uint64_t lost, uint64_t sent, double z = 1.96);
 
 // P(X >= k) for X ~ Poisson(mean): the chance of seeing k or more lost probes where `mean`
-// are expected. 1 when k <= 0. The exact tail, where the normal approximation behind a
-// Wilson bound is far too optimistic for a handful of events.
+// are expected. 1 when k <= 0 and when either is NaN (nothing shown); 0 when mean <= 0.
+// The exact tail, where the normal approximation behind a Wilson bound is far too
+// optimistic for a handful of events.
 double poisson_at_least(double k, double mean);
 
 using medic::QuantileSketch;  // common/sketch.h

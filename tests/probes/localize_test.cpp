@@ -181,9 +181,9 @@ TEST(Localize, ScatteredSingleLossesAreNoise) {
 }
 
 // zone32k under load: stray timeouts everywhere (2.5e-4 of probes), a pinned link probed 60
-// times in the window. Three of those lost is what chance gives one healthy link in 230,000
-// a window (at twice the background), and a fabric has 75,000 links: not a verdict (a
-// normal bound at z = 5 passed it). Four lost is 3e-8 by chance: named.
+// times in the window. Three of those lost has a 4.4e-6 chance at twice the background,
+// and a fabric has 75,000 links: not a verdict (a normal bound at z = 5 passed it). Four
+// lost is 3e-8: named.
 TEST(Localize, AFewLostProbesOverTheBackgroundAreChanceAtFabricScale) {
   Probed p;
   const LinkId bad = link(p.t, "rtsw0002:eth6");

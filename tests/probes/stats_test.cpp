@@ -57,6 +57,15 @@ TEST(PoissonAtLeast, KnownValuesAndEdges) {
   EXPECT_DOUBLE_EQ(poisson_at_least(-1, 5.0), 1.0);
   EXPECT_DOUBLE_EQ(poisson_at_least(3, 0.0), 0.0);
   EXPECT_LT(poisson_at_least(200, 1.0), 1e-300);
+  // Huge and odd arguments answer within [0, 1] (or 1: nothing shown), never throw.
+  for (const double k : {1.0, 3.0, 1e6, 1e12, 1e300}) {
+    for (const double mean : {1e-300, 1e-9, 1.0, 1e6, 1e12, 1e300}) {
+      const double p = poisson_at_least(k, mean);
+      EXPECT_TRUE(p >= 0 && p <= 1) << k << " " << mean << " " << p;
+    }
+  }
+  EXPECT_DOUBLE_EQ(poisson_at_least(std::nan(""), 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(poisson_at_least(3, std::nan("")), 1.0);
 }
 
 // The nearest-rank quantile of sorted values, as the sketch defines it.
