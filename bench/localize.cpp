@@ -252,6 +252,14 @@ int main(int argc, char** argv) {
   Rng stray_rng(seed * 0x9e3779b97f4a7c15ULL + 29);
   uint64_t stray_links_blamed = 0, stray_endpoints_named = 0, stray_lost = 0;
   double fault_seconds = 0;
+  // --verbose: the healthy links a measurement fault got blamed on.
+  auto print_blamed = [&](const char* what, const std::vector<probes::LinkVerdict>& links) {
+    for (const auto& v : links) {
+      std::printf("  %s: link blamed %s (loss %.4f, confidence %.2f, %llu probes, %s)\n", what,
+                  topo.link(v.link).name.c_str(), v.loss, v.confidence, static_cast<unsigned long long>(v.probes),
+                  v.method.c_str());
+    }
+  };
   for (int trial = 0; trial < fault_trials; ++trial) {
     // A dead reflector: a random device that answers probes.
     uint32_t dead = probes::kNoEndpoint;
@@ -293,11 +301,9 @@ int main(int argc, char** argv) {
     for (const auto& e : loc.endpoints) (e.endpoint == 0 ? prober_named : prober_other_endpoints)++;
     prober_links_blamed += loc.links.size();
     if (verbose) {
-      for (const auto& v : loc.links) {
-        std::printf("  prober losing %.4f: link blamed %s (loss %.4f, confidence %.2f, %llu probes, %s)\n", p,
-                    topo.link(v.link).name.c_str(), v.loss, v.confidence, static_cast<unsigned long long>(v.probes),
-                    v.method.c_str());
-      }
+      char what[48];
+      std::snprintf(what, sizeof what, "prober losing %.4f", p);
+      print_blamed(what, loc.links);
     }
 
     // Stray timeouts everywhere, nothing lossy (drawn apart, so the draws above stay as
@@ -309,13 +315,7 @@ int main(int argc, char** argv) {
     fault_seconds += thread_cpu_s() - t0;
     stray_endpoints_named += loc.endpoints.size();
     stray_links_blamed += loc.links.size();
-    if (verbose) {
-      for (const auto& v : loc.links) {
-        std::printf("  stray loss: link blamed %s (loss %.4f, confidence %.2f, %llu probes, %s)\n",
-                    topo.link(v.link).name.c_str(), v.loss, v.confidence, static_cast<unsigned long long>(v.probes),
-                    v.method.c_str());
-      }
-    }
+    if (verbose) print_blamed("stray loss", loc.links);
   }
 
   std::printf("lossy links injected: %llu\n\n", static_cast<unsigned long long>(injected_total));
