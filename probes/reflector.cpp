@@ -164,7 +164,7 @@ void Reflector::drain() {
         });
         continue;
       }
-      m.out.push_back(Outgoing{std::span<const uint8_t>(buf.data(), r.size), &m.peers[i], source});
+      m.out.push_back(Outgoing::to(std::span<const uint8_t>(buf.data(), r.size), &m.peers[i], source));
     }
     const size_t sent = socket_.send(m.out);
     counters_.reflected += sent;

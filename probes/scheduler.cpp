@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <random>
 #include <stdexcept>
 
 #include "common/thread_name.h"
+#include "probes/huge_pages.h"
 #include "probes/packet.h"
 #include "probes/reply_index.h"
 #include "probes/sender.h"
@@ -38,6 +40,8 @@ struct RoundCounts {
   uint64_t sent = 0, lost = 0;
 };
 
+// What a session is, and its window: read when the sessions are planned and when a round
+// closes.
 struct Session {
   bool pinned = true;
   fabric::LinkId link = fabric::kNone;
@@ -47,22 +51,45 @@ struct Session {
   Endpoint target, source;
   uint32_t sender = kNoEndpoint, reflector = kNoEndpoint;  // measurement endpoints
   uint16_t ssid = 0;
-  uint32_t next_seq = 0;
-  std::vector<std::pair<uint32_t, Time>> outstanding;  // this round
-  uint64_t round_sent = 0, round_received = 0;
   std::deque<RoundCounts> window;
-  // Pinned sessions: the round-trip times of the window's rounds, kept as they are (a
-  // session has per_round answers a round, 10 by default), a ring of window_rounds rounds
-  // of up to rtt_cap values each; round rtt_round is this one, rtt_n[r] how many round r
-  // holds. A quantile sketch per round, grown an allocation at a time, made medicd grow by
-  // about 1 GB over zone32k's first ten minutes (bench/load); this is about 250 bytes a
-  // session at the defaults, allocated once.
-  std::vector<float> rtts;
-  std::vector<uint16_t> rtt_n;
-  size_t rtt_round = 0;
-  uint32_t rtt_answers = 0;  // this round's, for a uniform sample when they pass rtt_cap
+};
+
+// What a probe and its reply touch, apart from the sessions above: at zone32k the prober
+// sends a probe and reads a reply for sessions in random order among 200,000, and each
+// cache line (and page) one touches costs more than the rest of the work. So a session's
+// hot state is 48 bytes in one array, its addresses 48 in another, the send times of its
+// round in a third, all on huge pages where the kernel gives them (perf on zone32k: two
+// cache misses a probe were 8% of the prober's CPU when sessions were 700-byte structs
+// with their own heap blocks).
+struct Hot {
+  uint32_t next_seq = 0;
+  uint32_t round_first = 0;  // the sequence number of this round's first probe
+  uint32_t round_sent = 0, round_received = 0;
+  uint32_t socket = 0;
+  uint32_t pin = UINT32_MAX;  // pinned sessions: their place in the round-trip rings
+  uint32_t rtt_answers = 0;   // this round's answers, for a uniform sample past rtt_cap
+  uint16_t ssid = 0;
+  uint16_t rtt_count = 0;     // round-trip times kept this round
   double last_rtt = -1, jitter = 0;
 };
+
+// A session's addresses as sendmmsg takes them: the reflector's, and the source address
+// the probe leaves from (IP_PKTINFO).
+struct Wire {
+  union {
+    sockaddr_in v4;
+    sockaddr_in6 v6;
+  } to{};
+  socklen_t to_len = 0;
+  union {
+    in_addr v4;
+    in6_addr v6;
+  } from{};
+};
+
+
+// A send time already answered: a second reply to it is a duplicate.
+constexpr Time kAnswered = Time::min();
 
 struct Sock {
   UdpSocket sock;
@@ -75,6 +102,22 @@ struct Sock {
 struct ProbeScheduler::Impl {
   EcmpModel ecmp;
   std::vector<Session> sessions;
+  HugeVector<Hot> hot;    // by session
+  HugeVector<Wire> wire;  // by session
+  // The send times of this round's probes: per_round slots a session, probe seq in slot
+  // seq % per_round (a round's probes have consecutive numbers; kAnswered once its reply
+  // came). The slot is known from the reply alone, so reading it need not wait for Hot.
+  HugeVector<Time> sent_at;
+  // Pinned sessions: the round-trip times of the window's rounds, kept as they are (a
+  // session has per_round answers a round, 10 by default), a ring of window_rounds rounds
+  // of up to rtt_cap values each: pinned session p's round r holds rtt_n[p * window + r]
+  // values from rtts[(p * window + r) * rtt_cap]. Round rtt_round is this one. A quantile
+  // sketch per round, grown an allocation at a time, made medicd grow by about 1 GB over
+  // zone32k's first ten minutes (bench/load); this is about 250 bytes a session at the
+  // defaults, allocated once.
+  HugeVector<float> rtts;
+  HugeVector<uint16_t> rtt_n;
+  size_t rtt_round = 0;
   std::vector<Sock> sockets;
   ReplyIndex replies;
   std::vector<ProbeEndpoint> endpoints;  // probe sources, then reflectors
@@ -162,6 +205,11 @@ Status ProbeScheduler::start() {
     if (const auto df = s->set_dont_fragment(); !df.ok()) {
       spdlog::warn("prober: probe socket for {} port {}: {}", source, sport, df.error());
     }
+    // Replies need their receive timestamp only: the kernel builds no TTL or address
+    // per reply (another saving; replies are matched on the same fields either way).
+    if (const auto ts = s->timestamps_only(); !ts.ok()) {
+      spdlog::warn("prober: probe socket for {} port {}: {}", source, sport, ts.error());
+    }
     const uint16_t bound = s->local().port();
     m.sockets.push_back(Sock{std::move(*s), source, bound});
     socket_of.emplace(key, m.sockets.size() - 1);
@@ -188,7 +236,6 @@ Status ProbeScheduler::start() {
   auto add_session = [&](Session s) {
     s.ssid = static_cast<uint16_t>(m.sessions.size() & 0xffff);
     m.replies.add(static_cast<uint32_t>(m.sessions.size()), s.ssid, static_cast<uint32_t>(s.socket), s.target);
-    s.outstanding.reserve(static_cast<size_t>(config_.per_round));
     m.sessions.push_back(std::move(s));
   };
 
@@ -258,6 +305,30 @@ Status ProbeScheduler::start() {
     }
   }
   m.replies.finish();
+  // The hot state and the addresses, apart (see Hot).
+  const size_t window = static_cast<size_t>(config_.window_rounds);
+  const size_t rtt_cap = static_cast<size_t>(std::min(config_.per_round, SchedulerConfig::kKeptRttsPerRound));
+  m.hot.resize(m.sessions.size());
+  m.wire.resize(m.sessions.size());
+  m.sent_at.assign(m.sessions.size() * static_cast<size_t>(config_.per_round), kAnswered);
+  uint32_t pins = 0;
+  for (size_t i = 0; i < m.sessions.size(); ++i) {
+    const Session& s = m.sessions[i];
+    Hot& h = m.hot[i];
+    h.socket = static_cast<uint32_t>(s.socket);
+    h.ssid = s.ssid;
+    if (s.pinned) h.pin = pins++;
+    Wire& w = m.wire[i];
+    std::memcpy(&w.to, &s.target.addr, std::min<size_t>(s.target.len, sizeof w.to));
+    w.to_len = s.target.len;
+    if (s.source.is_v6()) {
+      w.from.v6 = reinterpret_cast<const sockaddr_in6*>(&s.source.addr)->sin6_addr;
+    } else {
+      w.from.v4 = reinterpret_cast<const sockaddr_in*>(&s.source.addr)->sin_addr;
+    }
+  }
+  m.rtts.assign(m.pinned * window * rtt_cap, 0.0f);
+  m.rtt_n.assign(m.pinned * window, 0);
   m.by_socket.assign(m.sockets.size(), {});
   for (size_t i = 0; i < m.sessions.size(); ++i) m.by_socket[m.sessions[i].socket].push_back(i);
   m.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -275,6 +346,8 @@ Status ProbeScheduler::start() {
     Impl& im = *impl_;
     const auto& cfg = config_;
     ReceiveBatch batch(64, kMaxPacketSize + 1);
+    std::vector<ReflectorPacket> packets(batch.capacity());  // the batch's, decoded
+    std::vector<uint32_t> reply_of(batch.capacity());         // the batch's sessions
     std::vector<uint8_t> tx(64 * kUnauthenticatedSize);
     std::vector<std::vector<Outgoing>> per_socket(im.sockets.size());
     std::vector<size_t> touched;  // the sockets with probes this tick
@@ -285,13 +358,15 @@ Status ProbeScheduler::start() {
     // a uniform sample past 64 (per_round can be up to 10,000).
     const size_t rtt_cap = static_cast<size_t>(std::min(cfg.per_round, SchedulerConfig::kKeptRttsPerRound));
     const size_t window = static_cast<size_t>(cfg.window_rounds);
-    auto record_rtt = [&](Session& s, double rtt) {
-      uint16_t& n = s.rtt_n[s.rtt_round];
-      ++s.rtt_answers;
-      if (n < rtt_cap) {
-        s.rtts[s.rtt_round * rtt_cap + n++] = static_cast<float>(rtt);
-      } else if (const uint64_t j = im.rng() % s.rtt_answers; j < rtt_cap) {
-        s.rtts[s.rtt_round * rtt_cap + j] = static_cast<float>(rtt);
+    const size_t per_round = static_cast<size_t>(cfg.per_round);
+    constexpr size_t kPrefetch = 8;
+    auto record_rtt = [&](Hot& h, double rtt) {
+      float* round = im.rtts.data() + (h.pin * window + im.rtt_round) * rtt_cap;
+      ++h.rtt_answers;
+      if (h.rtt_count < rtt_cap) {
+        round[h.rtt_count++] = static_cast<float>(rtt);
+      } else if (const uint64_t j = im.rng() % h.rtt_answers; j < rtt_cap) {
+        round[j] = static_cast<float>(rtt);
       }
     };
     std::vector<float> window_rtts;  // one session's, at a round's close
@@ -308,32 +383,51 @@ Status ProbeScheduler::start() {
           while (true) {
             const size_t got = s.sock.receive(batch);
             ++counters_.receive_calls;
-            for (const Datagram& d : batch.datagrams().first(got)) {
-              auto rp = decode_reflector(d.data, Mode::unauthenticated, nullptr);
-              if (!rp.ok()) {
+            const auto datagrams = batch.datagrams().first(got);
+            // In three passes over the batch, each asking for the memory the next one reads
+            // (the replies' sessions are in random places): the replies' index entries, then
+            // their sessions, then the matching.
+            for (size_t j = 0; j < got; ++j) {
+              auto rp = decode_reflector(datagrams[j].data, Mode::unauthenticated, nullptr);
+              reply_of[j] = ReplyIndex::kNoSession;
+              if (!rp.ok()) continue;
+              packets[j] = *rp;
+              reply_of[j] = 0;
+              im.replies.prefetch(rp->ssid);
+            }
+            for (size_t j = 0; j < got; ++j) {
+              if (reply_of[j] == ReplyIndex::kNoSession) continue;
+              const uint32_t idx = im.replies.find(packets[j].ssid, static_cast<uint32_t>(si), datagrams[j].peer);
+              reply_of[j] = idx;
+              if (idx == ReplyIndex::kNoSession) continue;
+              __builtin_prefetch(&im.hot[idx], 1);
+              __builtin_prefetch(&im.sent_at[idx * per_round + packets[j].sender_seq % per_round], 1);
+            }
+            for (size_t j = 0; j < got; ++j) {
+              const uint32_t idx = reply_of[j];
+              if (idx == ReplyIndex::kNoSession) {  // malformed, or answering no session
                 ++counters_.late_or_foreign;
                 continue;
               }
-              const uint32_t idx = im.replies.find(rp->ssid, static_cast<uint32_t>(si), d.peer);
-              if (idx == ReplyIndex::kNoSession) {
+              const Datagram& d = datagrams[j];
+              const ReflectorPacket* rp = &packets[j];
+              // This round's k-th probe of the session, not answered yet; anything else (a
+              // duplicate, an answer from an earlier round) is late or foreign.
+              Time& sent = im.sent_at[idx * per_round + rp->sender_seq % per_round];
+              Hot& h = im.hot[idx];
+              const uint32_t k = rp->sender_seq - h.round_first;
+              if (k >= std::min<size_t>(h.round_sent, per_round) || sent == kAnswered) {
                 ++counters_.late_or_foreign;
                 continue;
               }
-              Session* match = &im.sessions[idx];
-              auto& out = match->outstanding;
-              const auto o = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.first == rp->sender_seq; });
-              if (o == out.end()) {
-                ++counters_.late_or_foreign;
-                continue;
-              }
-              const double rtt = round_trip_s(o->second, from_ntp(rp->receive_timestamp), from_ntp(rp->timestamp), d.received);
-              out.erase(o);
-              ++match->round_received;
+              const double rtt = round_trip_s(sent, from_ntp(rp->receive_timestamp), from_ntp(rp->timestamp), d.received);
+              sent = kAnswered;
+              ++h.round_received;
               ++counters_.received;
-              if (match->pinned) {
-                record_rtt(*match, rtt);
-                if (match->last_rtt >= 0) match->jitter += (std::abs(rtt - match->last_rtt) - match->jitter) / 16.0;
-                match->last_rtt = rtt;
+              if (h.pin != UINT32_MAX) {
+                record_rtt(h, rtt);
+                if (h.last_rtt >= 0) h.jitter += (std::abs(rtt - h.last_rtt) - h.jitter) / 16.0;
+                h.last_rtt = rtt;
               }
             }
             if (got < batch.capacity()) break;
@@ -364,19 +458,13 @@ Status ProbeScheduler::start() {
       }
       const uint64_t total = static_cast<uint64_t>(n_sessions) * static_cast<uint64_t>(cfg.per_round);
       const double duration = std::max(cfg.round_s, static_cast<double>(total) / cfg.max_rate);
-      for (Session& s : im.sessions) {
-        s.outstanding.clear();
-        s.round_sent = s.round_received = 0;
-        if (s.pinned) {
-          if (s.rtt_n.empty()) {
-            s.rtts.assign(window * rtt_cap, 0.0f);
-            s.rtt_n.assign(window, 0);
-          }
-          s.rtt_round = (s.rtt_round + 1) % window;
-          s.rtt_n[s.rtt_round] = 0;
-          s.rtt_answers = 0;
-        }
+      for (Hot& h : im.hot) {
+        h.round_first = h.next_seq;
+        h.round_sent = h.round_received = 0;
+        h.rtt_count = 0;
+        h.rtt_answers = 0;
       }
+      im.rtt_round = (im.rtt_round + 1) % window;
       const auto start = std::chrono::steady_clock::now();
       next_tick = start;
       im.round_starts.push_back(clock_.now());
@@ -394,18 +482,32 @@ Status ProbeScheduler::start() {
           // Each pass over the sessions visits them in a fresh random order (shuffle_pass).
           const uint64_t slot_in_pass = (done + k) % n_sessions;
           if (slot_in_pass == 0 || im.order.size() != n_sessions) im.shuffle_pass();
-          Session& s = im.sessions[im.order[slot_in_pass]];
+          const size_t idx = im.order[slot_in_pass];
+          // The sessions a few probes on are in random places: ask for them now.
+          if (slot_in_pass + kPrefetch < n_sessions) {
+            const size_t ahead = im.order[slot_in_pass + kPrefetch];
+            __builtin_prefetch(&im.hot[ahead], 1);
+            __builtin_prefetch(&im.wire[ahead]);
+            __builtin_prefetch(&im.sent_at[ahead * per_round], 1);
+          }
+          Hot& h = im.hot[idx];
           SenderPacket p;
-          p.seq = s.next_seq++;
+          p.seq = h.next_seq++;
           p.timestamp = to_ntp(now);
           p.error = error;
-          p.ssid = s.ssid;
+          p.ssid = h.ssid;
           std::span<uint8_t> slot(tx.data() + k * kUnauthenticatedSize, kUnauthenticatedSize);
           encode(p, Mode::unauthenticated, nullptr, slot, kUnauthenticatedSize);
-          s.outstanding.emplace_back(p.seq, now);
-          ++s.round_sent;
-          if (per_socket[s.socket].empty()) touched.push_back(s.socket);
-          per_socket[s.socket].push_back(Outgoing{slot, &s.target, &s.source});
+          if (h.round_sent < per_round) im.sent_at[idx * per_round + p.seq % per_round] = now;
+          ++h.round_sent;
+          const Wire& w = im.wire[idx];
+          if (per_socket[h.socket].empty()) touched.push_back(h.socket);
+          Outgoing o;
+          o.data = slot;
+          o.peer = reinterpret_cast<const sockaddr*>(&w.to);
+          o.peer_len = w.to_len;
+          o.source = &w.from;
+          per_socket[h.socket].push_back(o);
         }
         for (const size_t i : touched) {
           const size_t sent = im.sockets[i].sock.send(per_socket[i]);
@@ -436,12 +538,14 @@ Status ProbeScheduler::start() {
       std::vector<uint8_t> out_of_round(im.endpoints.size(), 0);
       {
         std::vector<ProbeOutage> per(im.endpoints.size());
-        for (const Session& s : im.sessions) {
-          if (s.sender == kNoEndpoint || s.round_sent == 0) continue;
+        for (size_t i = 0; i < n_sessions; ++i) {
+          const Session& s = im.sessions[i];
+          const Hot& h = im.hot[i];
+          if (s.sender == kNoEndpoint || h.round_sent == 0) continue;
           ProbeOutage& o = per[s.sender];
           ++o.sessions;
-          o.sent += s.round_sent;
-          const uint64_t lost = s.round_sent - std::min(s.round_sent, s.round_received);
+          o.sent += h.round_sent;
+          const uint64_t lost = h.round_sent - std::min(h.round_sent, h.round_received);
           o.lost += lost;
           if (lost > 0) ++o.lossy_sessions;
         }
@@ -462,16 +566,19 @@ Status ProbeScheduler::start() {
       r.window_from = im.round_starts.front();
       std::vector<LinkObservation> links;
       std::vector<PathObservation> paths;
-      for (Session& s : im.sessions) {
+      for (size_t i = 0; i < n_sessions; ++i) {
+        Session& s = im.sessions[i];
+        const Hot& h = im.hot[i];
         const bool left_out = s.sender != kNoEndpoint && out_of_round[s.sender];
         if (left_out) {
           s.window.push_back({0, 0});
-          if (s.pinned) s.rtt_n[s.rtt_round] = 0;  // late answers, not the link's latency
         } else {
-          s.window.push_back({s.round_sent, s.round_sent - std::min(s.round_sent, s.round_received)});
+          s.window.push_back({h.round_sent, h.round_sent - std::min(h.round_sent, h.round_received)});
         }
-        r.sent += s.round_sent;
-        r.received += s.round_received;
+        // A left-out round's answers came late: not the link's latency.
+        if (s.pinned) im.rtt_n[h.pin * window + im.rtt_round] = left_out ? 0 : h.rtt_count;
+        r.sent += h.round_sent;
+        r.received += h.round_received;
         while (static_cast<int>(s.window.size()) > cfg.window_rounds) s.window.pop_front();
         RoundCounts sum;
         for (const auto& w : s.window) {
@@ -481,9 +588,9 @@ Status ProbeScheduler::start() {
         if (s.pinned) {
           links.push_back({s.link, sum.sent, sum.lost, s.sender, s.reflector});
           window_rtts.clear();
-          for (size_t w = 0; w < s.rtt_n.size(); ++w) {
-            const auto from = s.rtts.begin() + static_cast<std::ptrdiff_t>(w * rtt_cap);
-            window_rtts.insert(window_rtts.end(), from, from + s.rtt_n[w]);
+          for (size_t w = 0; w < window; ++w) {
+            const float* from = im.rtts.data() + (h.pin * window + w) * rtt_cap;
+            window_rtts.insert(window_rtts.end(), from, from + im.rtt_n[h.pin * window + w]);
           }
           LinkProbeStats ls;
           ls.link = s.link;
@@ -503,7 +610,7 @@ Status ProbeScheduler::start() {
             ls.rtt_p50_s = nearest_rank(0.5);
             ls.rtt_p99_s = nearest_rank(0.99);
           }
-          ls.jitter_s = s.jitter;
+          ls.jitter_s = h.jitter;
           r.links.push_back(ls);
         } else {
           paths.push_back({s.candidates, sum.sent, sum.lost, s.sender, s.reflector});

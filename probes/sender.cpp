@@ -108,7 +108,7 @@ Result<SessionReport> run_session(const SenderOptions& o) {
       sent_at.push_back(now);
       answered.push_back(0);
       stats.sent(p.seq);
-      out.push_back(Outgoing{std::span<const uint8_t>(slot.data(), len), nullptr, nullptr});
+      out.push_back(Outgoing::to(std::span<const uint8_t>(slot.data(), len), nullptr));
       ++next;
       ++burst;
       if (!flood) {

@@ -165,6 +165,16 @@ Status UdpSocket::set_dont_fragment() {
   return Ok{};
 }
 
+Status UdpSocket::timestamps_only() {
+  const int zero = 0;
+  const bool ok = v6_ ? setsockopt(fd_, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &zero, sizeof zero) == 0 &&
+                            setsockopt(fd_, IPPROTO_IPV6, IPV6_RECVPKTINFO, &zero, sizeof zero) == 0
+                      : setsockopt(fd_, IPPROTO_IP, IP_RECVTTL, &zero, sizeof zero) == 0 &&
+                            setsockopt(fd_, IPPROTO_IP, IP_PKTINFO, &zero, sizeof zero) == 0;
+  if (!ok) return Error{"cannot turn off the TTL and local address of received datagrams: " + std::string(std::strerror(errno))};
+  return Ok{};
+}
+
 size_t UdpSocket::receive(ReceiveBatch& b) {
   for (size_t i = 0; i < b.capacity_; ++i) {
     b.iov_[i] = {b.storage_.data() + i * b.max_size_, b.max_size_};
@@ -246,8 +256,8 @@ size_t UdpSocket::send(std::span<const Outgoing> out) {
       msghdr& h = msgs[i].msg_hdr;
       h = {};
       if (o.peer != nullptr) {
-        h.msg_name = const_cast<sockaddr_storage*>(&o.peer->addr);
-        h.msg_namelen = o.peer->len;
+        h.msg_name = const_cast<sockaddr*>(o.peer);
+        h.msg_namelen = o.peer_len;
       }
       h.msg_iov = &iov[i];
       h.msg_iovlen = 1;
@@ -260,7 +270,7 @@ size_t UdpSocket::send(std::span<const Outgoing> out) {
           c->cmsg_type = IP_PKTINFO;
           c->cmsg_len = CMSG_LEN(sizeof(in_pktinfo));
           in_pktinfo pi{};
-          pi.ipi_spec_dst = reinterpret_cast<const sockaddr_in*>(&o.source->addr)->sin_addr;
+          std::memcpy(&pi.ipi_spec_dst, o.source, sizeof pi.ipi_spec_dst);
           std::memcpy(CMSG_DATA(c), &pi, sizeof pi);
         } else {
           h.msg_controllen = CMSG_SPACE(sizeof(in6_pktinfo));
@@ -269,7 +279,7 @@ size_t UdpSocket::send(std::span<const Outgoing> out) {
           c->cmsg_type = IPV6_PKTINFO;
           c->cmsg_len = CMSG_LEN(sizeof(in6_pktinfo));
           in6_pktinfo pi{};
-          pi.ipi6_addr = reinterpret_cast<const sockaddr_in6*>(&o.source->addr)->sin6_addr;
+          std::memcpy(&pi.ipi6_addr, o.source, sizeof pi.ipi6_addr);
           std::memcpy(CMSG_DATA(c), &pi, sizeof pi);
         }
       }
@@ -282,8 +292,22 @@ size_t UdpSocket::send(std::span<const Outgoing> out) {
   return sent;
 }
 
+Outgoing Outgoing::to(std::span<const uint8_t> data, const Endpoint* peer, const Endpoint* source) {
+  Outgoing o;
+  o.data = data;
+  if (peer != nullptr) {
+    o.peer = reinterpret_cast<const sockaddr*>(&peer->addr);
+    o.peer_len = peer->len;
+  }
+  if (source != nullptr) {
+    o.source = source->is_v6() ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&source->addr)->sin6_addr)
+                               : static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&source->addr)->sin_addr);
+  }
+  return o;
+}
+
 bool UdpSocket::send_one(std::span<const uint8_t> data, const Endpoint& peer, const Endpoint* source) {
-  const Outgoing o{data, &peer, source};
+  const Outgoing o = Outgoing::to(data, &peer, source);
   return send({&o, 1}) == 1;
 }
 

@@ -60,10 +60,15 @@ class ReceiveBatch {
   std::vector<Datagram> out_;
 };
 
+// One datagram to send. Addresses are pointers into the caller's memory, which stays put
+// until send() returns; a prober keeps them compactly (a sockaddr and a bare address), a
+// reflector as Endpoints (to()).
 struct Outgoing {
   std::span<const uint8_t> data;
-  const Endpoint* peer = nullptr;    // nullptr on a connected socket
-  const Endpoint* source = nullptr;  // send from this address (IP_PKTINFO), if given
+  const sockaddr* peer = nullptr;  // nullptr on a connected socket
+  socklen_t peer_len = 0;
+  const void* source = nullptr;    // send from this address (IP_PKTINFO): an in_addr or in6_addr, by the socket's family
+  static Outgoing to(std::span<const uint8_t> data, const Endpoint* peer, const Endpoint* source = nullptr);
 };
 
 class UdpSocket {
@@ -92,6 +97,10 @@ class UdpSocket {
   // (RFC 6864): the kernel skips choosing one per packet. A datagram over the path MTU
   // fails to send instead. Nothing to do for IPv6.
   Status set_dont_fragment();
+
+  // Asks the kernel for the receive timestamp only, not the TTL or the address a datagram
+  // came to (Datagram::ttl and ::local stay unknown): less for it to build per datagram.
+  Status timestamps_only();
 
   // Receives what is waiting, up to the batch's capacity, without blocking.
   size_t receive(ReceiveBatch& batch);
