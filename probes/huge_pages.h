@@ -1,6 +1,6 @@
-// Arrays the prober reaches into at random, a cache line per probe, among hundreds of
-// thousands of sessions: on huge pages, so that a touch costs no page walk (in a virtual
-// machine a page walk is two, and costs more than the miss itself).
+// Arrays the prober reaches into at random, a few cache lines per probe, among hundreds of
+// thousands of sessions: on huge pages, so that a touch rarely costs a page walk (in a
+// virtual machine a page walk is two, and costs more than the miss itself).
 #pragma once
 
 #include <sys/mman.h>
@@ -23,7 +23,7 @@ struct HugePageAllocator {
   HugePageAllocator(const HugePageAllocator<U>&) {}  // NOLINT: allocators convert implicitly
   T* allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
-    if (bytes < kHuge) return static_cast<T*>(::operator new(bytes));
+    if (bytes < kHuge) return static_cast<T*>(::operator new(bytes, std::align_val_t{alignof(T)}));
     const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
     void* p = std::aligned_alloc(kHuge, rounded);
     if (p == nullptr) throw std::bad_alloc();
@@ -32,7 +32,7 @@ struct HugePageAllocator {
   }
   void deallocate(T* p, size_t n) {
     if (n * sizeof(T) < kHuge) {
-      ::operator delete(p);
+      ::operator delete(p, std::align_val_t{alignof(T)});
     } else {
       std::free(p);
     }

@@ -57,11 +57,11 @@ struct Session {
 // What a probe and its reply touch, apart from the sessions above: at zone32k the prober
 // sends a probe and reads a reply for sessions in random order among 200,000, and each
 // cache line (and page) one touches costs more than the rest of the work. So a session's
-// hot state is 48 bytes in one array, its addresses 48 in another, the send times of its
-// round in a third, all on huge pages where the kernel gives them (perf on zone32k: two
-// cache misses a probe were 8% of the prober's CPU when sessions were 700-byte structs
+// hot state is one cache line in one array, its addresses one in another, the send times
+// of its round in a third, all on huge pages where the kernel gives them (perf on zone32k:
+// two cache misses a probe were 8% of the prober's CPU when sessions were 700-byte structs
 // with their own heap blocks).
-struct Hot {
+struct alignas(64) Hot {
   uint32_t next_seq = 0;
   uint32_t round_first = 0;  // the sequence number of this round's first probe
   uint32_t round_sent = 0, round_received = 0;
@@ -75,7 +75,7 @@ struct Hot {
 
 // A session's addresses as sendmmsg takes them: the reflector's, and the source address
 // the probe leaves from (IP_PKTINFO).
-struct Wire {
+struct alignas(64) Wire {
   union {
     sockaddr_in v4;
     sockaddr_in6 v6;
@@ -87,6 +87,8 @@ struct Wire {
   } from{};
 };
 
+
+static_assert(sizeof(Hot) == 64 && sizeof(Wire) == 64, "a session's hot state and addresses: a cache line each");
 
 // A send time already answered: a second reply to it is a duplicate.
 constexpr Time kAnswered = Time::min();
@@ -104,14 +106,17 @@ struct ProbeScheduler::Impl {
   std::vector<Session> sessions;
   HugeVector<Hot> hot;    // by session
   HugeVector<Wire> wire;  // by session
-  // The send times of this round's probes: per_round slots a session, probe seq in slot
-  // seq % per_round (a round's probes have consecutive numbers; kAnswered once its reply
-  // came). The slot is known from the reply alone, so reading it need not wait for Hot.
+  // The send times of this round's probes: per_round slots a session, the round's k-th
+  // probe (seq round_first + k) in slot k; kAnswered once its reply came. Every session
+  // starts at seq 0 and sends per_round probes a round, so k is seq % per_round until the
+  // sequence numbers wrap at 2^32: a reply's slot can be fetched before its Hot is read.
   HugeVector<Time> sent_at;
   // Pinned sessions: the round-trip times of the window's rounds, kept as they are (a
   // session has per_round answers a round, 10 by default), a ring of window_rounds rounds
   // of up to rtt_cap values each: pinned session p's round r holds rtt_n[p * window + r]
-  // values from rtts[(p * window + r) * rtt_cap]. Round rtt_round is this one. A quantile
+  // values from rtts[(p * window + r) * rtt_cap]. Round rtt_round is this one; its count
+  // is Hot::rtt_count until the round closes and writes it here (until then rtt_n holds
+  // the count of the round a window earlier, which nothing reads). A quantile
   // sketch per round, grown an allocation at a time, made medicd grow by about 1 GB over
   // zone32k's first ten minutes (bench/load); this is about 250 bytes a session at the
   // defaults, allocated once.
@@ -385,8 +390,9 @@ Status ProbeScheduler::start() {
             ++counters_.receive_calls;
             const auto datagrams = batch.datagrams().first(got);
             // In three passes over the batch, each asking for the memory the next one reads
-            // (the replies' sessions are in random places): the replies' index entries, then
-            // their sessions, then the matching.
+            // (the replies' sessions are in random places): decoding (asking for where each
+            // reply's index entries start), finding the session (asking for its state and
+            // send time), matching.
             for (size_t j = 0; j < got; ++j) {
               auto rp = decode_reflector(datagrams[j].data, Mode::unauthenticated, nullptr);
               reply_of[j] = ReplyIndex::kNoSession;
@@ -401,7 +407,7 @@ Status ProbeScheduler::start() {
               reply_of[j] = idx;
               if (idx == ReplyIndex::kNoSession) continue;
               __builtin_prefetch(&im.hot[idx], 1);
-              __builtin_prefetch(&im.sent_at[idx * per_round + packets[j].sender_seq % per_round], 1);
+              __builtin_prefetch(&im.sent_at[idx * per_round + packets[j].sender_seq % per_round], 1);  // k, almost always
             }
             for (size_t j = 0; j < got; ++j) {
               const uint32_t idx = reply_of[j];
@@ -413,13 +419,13 @@ Status ProbeScheduler::start() {
               const ReflectorPacket* rp = &packets[j];
               // This round's k-th probe of the session, not answered yet; anything else (a
               // duplicate, an answer from an earlier round) is late or foreign.
-              Time& sent = im.sent_at[idx * per_round + rp->sender_seq % per_round];
               Hot& h = im.hot[idx];
               const uint32_t k = rp->sender_seq - h.round_first;
-              if (k >= std::min<size_t>(h.round_sent, per_round) || sent == kAnswered) {
+              if (k >= std::min<size_t>(h.round_sent, per_round) || im.sent_at[idx * per_round + k] == kAnswered) {
                 ++counters_.late_or_foreign;
                 continue;
               }
+              Time& sent = im.sent_at[idx * per_round + k];
               const double rtt = round_trip_s(sent, from_ntp(rp->receive_timestamp), from_ntp(rp->timestamp), d.received);
               sent = kAnswered;
               ++h.round_received;
@@ -481,6 +487,7 @@ Status ProbeScheduler::start() {
         for (uint64_t k = 0; k < this_tick; ++k) {
           // Each pass over the sessions visits them in a fresh random order (shuffle_pass).
           const uint64_t slot_in_pass = (done + k) % n_sessions;
+          const size_t pass = static_cast<size_t>((done + k) / n_sessions);
           if (slot_in_pass == 0 || im.order.size() != n_sessions) im.shuffle_pass();
           const size_t idx = im.order[slot_in_pass];
           // The sessions a few probes on are in random places: ask for them now.
@@ -488,7 +495,8 @@ Status ProbeScheduler::start() {
             const size_t ahead = im.order[slot_in_pass + kPrefetch];
             __builtin_prefetch(&im.hot[ahead], 1);
             __builtin_prefetch(&im.wire[ahead]);
-            __builtin_prefetch(&im.sent_at[ahead * per_round], 1);
+            // Each pass sends every session one probe: this is its pass-th of the round.
+            __builtin_prefetch(&im.sent_at[ahead * per_round + std::min(pass, per_round - 1)], 1);
           }
           Hot& h = im.hot[idx];
           SenderPacket p;
@@ -498,7 +506,7 @@ Status ProbeScheduler::start() {
           p.ssid = h.ssid;
           std::span<uint8_t> slot(tx.data() + k * kUnauthenticatedSize, kUnauthenticatedSize);
           encode(p, Mode::unauthenticated, nullptr, slot, kUnauthenticatedSize);
-          if (h.round_sent < per_round) im.sent_at[idx * per_round + p.seq % per_round] = now;
+          if (h.round_sent < per_round) im.sent_at[idx * per_round + h.round_sent] = now;
           ++h.round_sent;
           const Wire& w = im.wire[idx];
           if (per_socket[h.socket].empty()) touched.push_back(h.socket);
