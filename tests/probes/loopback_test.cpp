@@ -383,6 +383,56 @@ TEST(UdpSocket, DontFragmentIsSetAndDatagramsStillGo) {
   }
 }
 
+TEST(UdpSocket, TimestampsOnlyLeavesOutTheTtlAndLocalAddressButKeepsTheKernelTimestamp) {
+  auto a = UdpSocket::open(*Endpoint::parse("127.0.0.1:0"));
+  auto b = UdpSocket::open(*Endpoint::parse("0.0.0.0:0"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  const Endpoint to = *Endpoint::parse("127.0.0.1:" + std::to_string(b->local().port()));
+  const std::vector<uint8_t> data(44, 7);
+  ReceiveBatch batch(4, 100);
+  auto one = [&] {
+    EXPECT_TRUE(a->send_one(data, to));
+    pollfd p{b->fd(), POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 2000), 1);
+    EXPECT_EQ(b->receive(batch), 1u);
+    return batch.datagrams()[0];
+  };
+  // By default: the TTL, the address it was sent to and the kernel's timestamp.
+  const Datagram before = one();
+  EXPECT_GT(before.ttl, 0);
+  ASSERT_TRUE(before.local.has_value());
+  EXPECT_EQ(before.local->host(), "127.0.0.1");
+  EXPECT_TRUE(before.kernel_timestamp);
+  ASSERT_TRUE(b->timestamps_only().ok());
+  const Datagram after = one();
+  EXPECT_EQ(after.ttl, -1);
+  EXPECT_FALSE(after.local.has_value());
+  EXPECT_TRUE(after.kernel_timestamp);
+  EXPECT_EQ(after.peer, a->local());
+  EXPECT_EQ(after.data.size(), 44u);
+  auto v6 = UdpSocket::open(*Endpoint::parse("[::1]:0"));
+  if (v6.ok()) {
+    EXPECT_TRUE(v6->timestamps_only().ok());
+  }
+}
+
+TEST(UdpSocket, AnOutgoingBuiltFromEndpointsLeavesFromTheSourceAddressGiven) {
+  auto a = UdpSocket::open(*Endpoint::parse("0.0.0.0:0"));
+  auto b = UdpSocket::open(*Endpoint::parse("0.0.0.0:0"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  const Endpoint to = *Endpoint::parse("127.0.0.1:" + std::to_string(b->local().port()));
+  const Endpoint from = *Endpoint::parse("127.0.0.9:0");
+  const std::vector<uint8_t> data(44, 7);
+  const Outgoing o = Outgoing::to(data, &to, &from);
+  ASSERT_EQ(a->send({&o, 1}), 1u);
+  pollfd p{b->fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 2000), 1);
+  ReceiveBatch batch(4, 100);
+  ASSERT_EQ(b->receive(batch), 1u);
+  EXPECT_EQ(batch.datagrams()[0].peer.host(), "127.0.0.9");
+  EXPECT_EQ(batch.datagrams()[0].peer.port(), a->local().port());
+}
+
 TEST(Loopback, ADuplicatedReplyIsCountedOnce) {
   // Replies 1, 0, 0, 2, 3, 4: probe 0 answered twice, and after probe 1.
   ScriptedReflector fake(5, {{1}, {0}, {0}, {2}, {3}, {4}});
