@@ -357,6 +357,14 @@ class ScriptedReflector {
   std::thread thread_;
 };
 
+// Sends `out` from `from` and returns what `to` received: one datagram, within 2 s.
+std::optional<Datagram> one_datagram(UdpSocket& from, std::span<const Outgoing> out, UdpSocket& to, ReceiveBatch& batch) {
+  if (from.send(out) != out.size()) return std::nullopt;
+  pollfd p{to.fd(), POLLIN, 0};
+  if (poll(&p, 1, 2000) != 1 || to.receive(batch) != 1) return std::nullopt;
+  return batch.datagrams()[0];
+}
+
 // The prober's sockets: Don't Fragment on every datagram (IPv4), and datagrams still go.
 TEST(UdpSocket, DontFragmentIsSetAndDatagramsStillGo) {
   auto a = UdpSocket::open(*Endpoint::parse("127.0.0.1:0"));
@@ -370,12 +378,12 @@ TEST(UdpSocket, DontFragmentIsSetAndDatagramsStillGo) {
   ASSERT_EQ(getsockopt(a->fd(), IPPROTO_IP, IP_MTU_DISCOVER, &mode, &len), 0);
   EXPECT_EQ(mode, IP_PMTUDISC_DO);
   const std::vector<uint8_t> data(44, 7);
-  ASSERT_TRUE(a->send_one(data, b->local()));
-  pollfd p{b->fd(), POLLIN, 0};
-  ASSERT_EQ(poll(&p, 1, 2000), 1);
+  const Endpoint to = b->local();
+  const Outgoing o = Outgoing::to(data, &to);
   ReceiveBatch batch(4, 100);
-  ASSERT_EQ(b->receive(batch), 1u);
-  EXPECT_EQ(batch.datagrams()[0].data.size(), 44u);
+  const auto got = one_datagram(*a, {&o, 1}, *b, batch);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->data.size(), 44u);
   // IPv6 has nothing to set.
   auto v6 = UdpSocket::open(*Endpoint::parse("[::1]:0"));
   if (v6.ok()) {
@@ -389,22 +397,20 @@ TEST(UdpSocket, TimestampsOnlyLeavesOutTheTtlAndLocalAddressButKeepsTheKernelTim
   ASSERT_TRUE(a.ok() && b.ok());
   const Endpoint to = *Endpoint::parse("127.0.0.1:" + std::to_string(b->local().port()));
   const std::vector<uint8_t> data(44, 7);
+  const Outgoing o = Outgoing::to(data, &to);
   ReceiveBatch batch(4, 100);
-  auto one = [&] {
-    EXPECT_TRUE(a->send_one(data, to));
-    pollfd p{b->fd(), POLLIN, 0};
-    EXPECT_EQ(poll(&p, 1, 2000), 1);
-    EXPECT_EQ(b->receive(batch), 1u);
-    return batch.datagrams()[0];
-  };
   // By default: the TTL, the address it was sent to and the kernel's timestamp.
-  const Datagram before = one();
+  const auto got_before = one_datagram(*a, {&o, 1}, *b, batch);
+  ASSERT_TRUE(got_before.has_value());
+  const Datagram before = *got_before;
   EXPECT_GT(before.ttl, 0);
   ASSERT_TRUE(before.local.has_value());
   EXPECT_EQ(before.local->host(), "127.0.0.1");
   EXPECT_TRUE(before.kernel_timestamp);
   ASSERT_TRUE(b->timestamps_only().ok());
-  const Datagram after = one();
+  const auto got_after = one_datagram(*a, {&o, 1}, *b, batch);
+  ASSERT_TRUE(got_after.has_value());
+  const Datagram& after = *got_after;
   EXPECT_EQ(after.ttl, -1);
   EXPECT_FALSE(after.local.has_value());
   EXPECT_TRUE(after.kernel_timestamp);
@@ -424,13 +430,11 @@ TEST(UdpSocket, AnOutgoingBuiltFromEndpointsLeavesFromTheSourceAddressGiven) {
   const Endpoint from = *Endpoint::parse("127.0.0.9:0");
   const std::vector<uint8_t> data(44, 7);
   const Outgoing o = Outgoing::to(data, &to, &from);
-  ASSERT_EQ(a->send({&o, 1}), 1u);
-  pollfd p{b->fd(), POLLIN, 0};
-  ASSERT_EQ(poll(&p, 1, 2000), 1);
   ReceiveBatch batch(4, 100);
-  ASSERT_EQ(b->receive(batch), 1u);
-  EXPECT_EQ(batch.datagrams()[0].peer.host(), "127.0.0.9");
-  EXPECT_EQ(batch.datagrams()[0].peer.port(), a->local().port());
+  const auto got = one_datagram(*a, {&o, 1}, *b, batch);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->peer.host(), "127.0.0.9");
+  EXPECT_EQ(got->peer.port(), a->local().port());
 }
 
 TEST(Loopback, ADuplicatedReplyIsCountedOnce) {
