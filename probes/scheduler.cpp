@@ -87,7 +87,6 @@ struct alignas(64) Wire {
   } from{};
 };
 
-
 static_assert(sizeof(Hot) == 64 && sizeof(Wire) == 64, "a session's hot state and addresses: a cache line each");
 
 // A send time already answered: a second reply to it is a duplicate.
@@ -311,8 +310,6 @@ Status ProbeScheduler::start() {
   }
   m.replies.finish();
   // The hot state and the addresses, apart (see Hot).
-  const size_t window = static_cast<size_t>(config_.window_rounds);
-  const size_t rtt_cap = static_cast<size_t>(std::min(config_.per_round, SchedulerConfig::kKeptRttsPerRound));
   m.hot.resize(m.sessions.size());
   m.wire.resize(m.sessions.size());
   m.sent_at.assign(m.sessions.size() * static_cast<size_t>(config_.per_round), kAnswered);
@@ -332,8 +329,8 @@ Status ProbeScheduler::start() {
       w.from.v4 = reinterpret_cast<const sockaddr_in*>(&s.source.addr)->sin_addr;
     }
   }
-  m.rtts.assign(m.pinned * window * rtt_cap, 0.0f);
-  m.rtt_n.assign(m.pinned * window, 0);
+  m.rtts.assign(m.pinned * config_.window_rtts(), 0.0f);
+  m.rtt_n.assign(m.pinned * static_cast<size_t>(config_.window_rounds), 0);
   m.by_socket.assign(m.sockets.size(), {});
   for (size_t i = 0; i < m.sessions.size(); ++i) m.by_socket[m.sessions[i].socket].push_back(i);
   m.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -421,13 +418,13 @@ Status ProbeScheduler::start() {
               // duplicate, an answer from an earlier round) is late or foreign.
               Hot& h = im.hot[idx];
               const uint32_t k = rp->sender_seq - h.round_first;
-              if (k >= std::min<size_t>(h.round_sent, per_round) || im.sent_at[idx * per_round + k] == kAnswered) {
+              Time* sent = k < std::min<size_t>(h.round_sent, per_round) ? &im.sent_at[idx * per_round + k] : nullptr;
+              if (sent == nullptr || *sent == kAnswered) {
                 ++counters_.late_or_foreign;
                 continue;
               }
-              Time& sent = im.sent_at[idx * per_round + k];
-              const double rtt = round_trip_s(sent, from_ntp(rp->receive_timestamp), from_ntp(rp->timestamp), d.received);
-              sent = kAnswered;
+              const double rtt = round_trip_s(*sent, from_ntp(rp->receive_timestamp), from_ntp(rp->timestamp), d.received);
+              *sent = kAnswered;
               ++h.round_received;
               ++counters_.received;
               if (h.pin != UINT32_MAX) {
