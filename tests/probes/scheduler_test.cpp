@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -366,27 +367,36 @@ TEST_F(SchedulerTest, ProbeLossOnOneEndIsLocalizedToItsLink) {
   ASSERT_FALSE(rounds.empty());
   ASSERT_FALSE(rounds.back().verdicts.empty()) << "no verdict within " << rounds.size() << " rounds";
   EXPECT_LE(rounds.size(), 4u) << "took " << rounds.size() << " rounds";
-  // The first verdict may come from a round that began before the fault did; the next round
-  // is all under it, and that is the one whose figures are judged.
-  const auto full = take_rounds(s, 1, 60s);
-  ASSERT_FALSE(full.empty());
+  // The first verdict may come from a round that began before the fault did, and its window
+  // still holds clean rounds before that. The verdict holds in every round after it; the one
+  // whose window is all under the fault is the one whose figures are judged.
+  const size_t window = static_cast<size_t>(short_rounds().window_rounds);
+  const auto full = take_rounds(s, window, 90s);
+  ASSERT_GE(full.size(), window);
+  for (const auto& x : full) {
+    ASSERT_EQ(x.verdicts.size(), 1u) << "round " << x.round << " after the first verdict named "
+                                     << x.verdicts.size() << " links";
+    EXPECT_EQ(x.verdicts[0].link, bad) << "round " << x.round << " named " << topo.link(x.verdicts[0].link).name;
+  }
   const RoundResult& r = full.back();
-  ASSERT_FALSE(r.verdicts.empty()) << "the verdict did not hold in the next round";
-  ASSERT_EQ(r.verdicts.size(), 1u) << "also named " << topo.link(r.verdicts[1].link).name;
   const LinkVerdict& v = r.verdicts[0];
   EXPECT_EQ(topo.link(v.link).name, topo.link(bad).name);
-  // One direction loses 20%: a round trip across the link about that (paths crossing the
-  // other way dilute the estimate).
-  EXPECT_GT(v.loss, 0.05);
+  // One direction loses 20%, so the link's own session (a round trip across it, from either
+  // end) loses about that: within 5 standard deviations of 0.2 for its window's probes.
+  const LinkProbeStats* st = stats_of(r, bad);
+  ASSERT_NE(st, nullptr);
+  ASSERT_EQ(st->sent, window * short_rounds().per_round);
+  const double rate = static_cast<double>(st->lost) / static_cast<double>(st->sent);
+  EXPECT_NEAR(rate, 0.2, 5 * std::sqrt(0.2 * 0.8 / static_cast<double>(st->sent)));
+  // The verdict's estimate also counts the paths crossing the link the other way, which
+  // lose nothing: less than 0.2 (a median of 0.12 over 80 runs, the lowest 0.058), never
+  // nothing, never more.
+  EXPECT_GT(v.loss, 0.03);
   EXPECT_LT(v.loss, 0.4);
   EXPECT_GE(v.confidence, 0.5);
   EXPECT_GT(v.probes, 0u);
   EXPECT_THAT(v.method, StartsWith("link-pinned"));
   EXPECT_LT(r.received, r.sent);
-  const LinkProbeStats* st = stats_of(r, bad);
-  ASSERT_NE(st, nullptr);
-  EXPECT_GT(st->lost, 0u);
-  EXPECT_LT(st->lost, st->sent);
 
   // It stays named while the fault lasts, and is no longer once the window has only clean
   // rounds in it.
