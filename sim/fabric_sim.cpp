@@ -205,6 +205,16 @@ void FabricSim::apply(const Fault& f, SimEvent::Phase phase, double t) {
   if (f.port != fabric::kNone) integrate_link(f.port, t);
 }
 
+const std::pair<probes::Path, probes::Path>& FabricSim::flow_paths(fabric::PortId src, fabric::PortId dst,
+                                                                   uint16_t sport, uint16_t dport) {
+  const FlowKey key{(uint64_t{src} << 32) | dst, (uint32_t{sport} << 16) | dport};
+  if (const auto it = flow_paths_.find(key); it != flow_paths_.end()) return it->second;
+  if (flow_paths_.size() >= kFlowPathsKept) flow_paths_.clear();
+  return flow_paths_
+      .emplace(key, std::pair{ecmp_.path_of({src, dst, sport, dport}), ecmp_.path_of({dst, src, dport, sport})})
+      .first->second;
+}
+
 double FabricSim::probe_loss(fabric::PortId receiving) const {
   const fabric::LinkId l = topology_.port(receiving).link;
   if (l == fabric::kNone || !links_[l].up) return 1.0;

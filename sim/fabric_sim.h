@@ -8,6 +8,8 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -72,6 +74,12 @@ class FabricSim {
   // each hop's delay. `draw` is a uniform random number in [0, 1) per hop.
   template <class Rng>
   ProbeFate probe(fabric::PortId src, fabric::PortId dst, uint16_t sport, uint16_t dport, Rng& rng);
+  // The paths of a flow there and back (the reverse 5-tuple), as the ECMP model gives them.
+  // They depend on the topology alone, so they are kept per flow: a prober sends the same
+  // flows round after round (up to kFlowPathsKept flows; past that the cache starts over).
+  const std::pair<probes::Path, probes::Path>& flow_paths(fabric::PortId src, fabric::PortId dst, uint16_t sport,
+                                                          uint16_t dport);
+  static constexpr size_t kFlowPathsKept = size_t{1} << 20;
   // Share of probes a port loses on receive, and the delay it adds (both from faults).
   double probe_loss(fabric::PortId receiving) const;
   Duration hop_delay(fabric::PortId receiving) const;
@@ -128,6 +136,19 @@ class FabricSim {
   std::vector<RpcAnswer> rpc_answer_;
   std::vector<int8_t> claimed_drained_;  // per port, what a lying device said it did (-1: nothing)
   probes::EcmpModel ecmp_;
+  struct FlowKey {
+    uint64_t ends;   // src << 32 | dst
+    uint32_t ports;  // sport << 16 | dport
+    bool operator==(const FlowKey&) const = default;
+  };
+  struct FlowKeyHash {
+    size_t operator()(const FlowKey& k) const {
+      uint64_t h = k.ends * 0x9e3779b97f4a7c15ULL ^ (uint64_t{k.ports} + 0x632be59bd9b4e019ULL);
+      h ^= h >> 31;
+      return static_cast<size_t>(h * 0xbf58476d1ce4e5b9ULL);
+    }
+  };
+  std::unordered_map<FlowKey, std::pair<probes::Path, probes::Path>, FlowKeyHash> flow_paths_;
 };
 
 template <class Rng>
@@ -146,11 +167,10 @@ ProbeFate FabricSim::probe(fabric::PortId src, fabric::PortId dst, uint16_t spor
     return true;
   };
   if (reflector_down_[topology_.port(dst).device] != 0) return fate;  // nobody answers
-  const probes::Path there = ecmp_.path_of({src, dst, sport, dport});
+  const auto& [there, back] = flow_paths(src, dst, sport, dport);
   if (there.empty()) return fate;
   fate.hops = there.size();
   if (!cross(there, topology_.port(src).device)) return fate;
-  const probes::Path back = ecmp_.path_of({dst, src, dport, sport});
   if (back.empty() || !cross(back, topology_.port(dst).device)) return fate;
   fate.delivered = true;
   // A busy reflector answers some probes late: its host's delay, not the links'.

@@ -20,8 +20,10 @@
 #include "sim/scenario.h"
 #include "sim/server.h"
 #include "probes/reflector.h"
+#include <arpa/inet.h>
 #include <net/if.h>
 #include <random>
+#include <unordered_map>
 
 using namespace medic;
 
@@ -230,10 +232,23 @@ int main(int argc, char** argv) {
       ropt.rate_limit_pps = 0;  // fabsim answers for a whole fabric from one socket
       stamp = std::make_unique<probes::Reflector>(io, std::move(*sock), ropt, sys_clock);
       const uint16_t bound = stamp->local().port();
-      stamp->core().set_policy([&, bound](const probes::Datagram& d, const probes::SenderPacket&) {
+      // Each probe's two addresses are looked up by their bits (IPv4), not printed and looked
+      // up by text: at 20,000 probes a second that was a tenth of fabsim's time.
+      std::unordered_map<uint32_t, fabric::PortId> v4_ports;
+      for (fabric::PortId p = 0; p < topo.ports().size(); ++p) {
+        in_addr a{};
+        if (!topo.port(p).ip.empty() && inet_pton(AF_INET, topo.port(p).ip.c_str(), &a) == 1) v4_ports.emplace(a.s_addr, p);
+      }
+      auto port_of = [&topo, v4 = std::move(v4_ports)](const probes::Endpoint& e) -> std::optional<fabric::PortId> {
+        if (e.addr.ss_family != AF_INET) return topo.find_port_by_ip(e.host());
+        const auto it = v4.find(reinterpret_cast<const sockaddr_in&>(e.addr).sin_addr.s_addr);
+        if (it == v4.end()) return std::nullopt;
+        return it->second;
+      };
+      stamp->core().set_policy([&, bound, port_of](const probes::Datagram& d, const probes::SenderPacket&) {
         probes::Reflection r;
-        const auto src = topo.find_port_by_ip(d.peer.host());
-        const auto dst = d.local ? topo.find_port_by_ip(d.local->host()) : std::nullopt;
+        const auto src = port_of(d.peer);
+        const auto dst = d.local ? port_of(*d.local) : std::nullopt;
         if (!src || !dst) return r;  // not an address of this fabric
         const sim::ProbeFate fate = fabric.probe(*src, *dst, d.peer.port(), bound, probe_rng);
         r.answer = fate.delivered;

@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "fabric/generator.h"
+#include "probes/ecmp.h"
 #include "telemetry/prometheus.h"
 
 namespace medic::sim {
@@ -218,6 +221,55 @@ TEST_F(FabricSimTest, PrometheusRenderingParsesAndCoversEveryPort) {
   EXPECT_EQ(sink.values["node_network_receive_bytes_total|device=eth5"], c5.rx_bytes);
   EXPECT_EQ(sink.values.count("optics_rx_power_dbm|interface=eth5|lane=4"), 1u);
   EXPECT_LT(sink.values["optics_rx_power_dbm|interface=eth6|lane=1"], -30);
+}
+
+// A probe's paths there and back are the ECMP model's for its 5-tuple and the reverse one,
+// kept per flow (the same flow asked again gets the same paths, not a new draw), and a
+// probe's fate follows them: a link down on the way there loses it, one on neither path
+// does not.
+TEST(FabricSim, AProbesPathsAreTheEcmpModelsKeptPerFlow) {
+  const fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
+  FabricSim sim(topo, 3);
+  const probes::EcmpModel ecmp(topo, 3);
+  // Host to host, under two ToRs, as the prober's path sessions go.
+  const fabric::PortId src = *topo.find_port("host0001", "nic0");
+  fabric::PortId dst = fabric::kNone;
+  for (const auto& d : topo.devices()) {
+    const auto nic = topo.find_port(d.name, "nic0");
+    if (nic && topo.port(topo.peer(*nic)).device != topo.port(topo.peer(src)).device) {
+      dst = *nic;
+      break;
+    }
+  }
+  ASSERT_NE(dst, fabric::kNone);
+  size_t checked = 0;
+  for (uint16_t sport = 40000; sport < 40064; ++sport) {
+    const auto& [there, back] = sim.flow_paths(src, dst, sport, 862);
+    EXPECT_EQ(there, ecmp.path_of({src, dst, sport, 862})) << sport;
+    EXPECT_EQ(back, ecmp.path_of({dst, src, 862, sport})) << sport;
+    EXPECT_EQ(&sim.flow_paths(src, dst, sport, 862).first, &there) << "asked again, not kept";
+    ASSERT_GE(there.size(), 3u);  // host link, the fabric, host link
+    checked += there.size();
+  }
+  EXPECT_GT(checked, 0u);
+
+  const auto& [there, back] = sim.flow_paths(src, dst, 40000, 862);
+  std::mt19937_64 rng(1);
+  EXPECT_TRUE(sim.probe(src, dst, 40000, 862, rng).delivered);
+  const fabric::LinkId middle = there[there.size() / 2];
+  sim.set_link_up(middle, false, 1);
+  EXPECT_FALSE(sim.probe(src, dst, 40000, 862, rng).delivered);
+  sim.set_link_up(middle, true, 2);
+  // A link on neither path.
+  fabric::LinkId elsewhere = fabric::kNone;
+  for (fabric::LinkId l = 0; l < topo.links().size() && elsewhere == fabric::kNone; ++l) {
+    if (std::find(there.begin(), there.end(), l) == there.end() && std::find(back.begin(), back.end(), l) == back.end()) {
+      elsewhere = l;
+    }
+  }
+  ASSERT_NE(elsewhere, fabric::kNone);
+  sim.set_link_up(elsewhere, false, 3);
+  EXPECT_TRUE(sim.probe(src, dst, 40000, 862, rng).delivered);
 }
 
 }  // namespace
