@@ -172,7 +172,12 @@ TEST_F(Testbed, RealLossFromNftablesIsLocalizedToItsLink) {
       },
       60s))
       << medicd.output();
-  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "0") << medicd.output();
+  // (As below: on a machine busy with other tests a late reflector may be named, a
+  // measurement incident that is never about a link.)
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents WHERE class NOT IN ('reflector_fault', 'prober_fault') "
+                       "OR link IS NOT NULL"),
+            "0")
+      << medicd.output();
 
   const auto [code, out] = testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "lossy", dir_.path(), "c1", "eth1", "20"}, 30s);
   ASSERT_EQ(code, 0) << out;
