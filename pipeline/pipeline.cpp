@@ -24,15 +24,40 @@ Pipeline::Pipeline(const fabric::Topology& topology, const telemetry::CounterMap
       tx_from_(topology.ports().size(), Time{}),
       error_events_(topology.ports().size(), 0.0),
       last_missed_(topology.devices().size(), Time{}),
-      stale_config_(detector_config.stale) {}
+      stale_config_(detector_config.stale),
+      ahead_of_(topology.devices().size(), 0) {}
 
 int Pipeline::link_oper(fabric::LinkId link) const { return link_oper_[link]; }
+
+Pipeline::Mapped Pipeline::map_answer(const DeviceAnswer& a) {
+  Mapped m;
+  m.device = a.device;
+  m.time = a.time;
+  m.first = samples_.size();
+  const auto st = mapper_.map(a.device, a.format, a.body, a.time, samples_, &m.stats);
+  m.last = samples_.size();
+  for (size_t i = m.first; i < m.last; ++i) samples_[i].mono = a.mono;
+  if (!st.ok()) {
+    m.ok = false;
+    m.error = st.error();
+  }
+  return m;
+}
+
+void Pipeline::map_ahead(const DeviceAnswer& a) {
+  if (!a.answered || a.device >= ahead_of_.size()) return;
+  ahead_.push_back(map_answer(a));
+  ahead_of_[a.device] = static_cast<uint32_t>(ahead_.size());
+}
 
 PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
                            std::span<const triage::Maintenance> maintenance,
                            std::span<const probes::RoundResult> rounds, const triage::Recorded& recorded) {
   PollOutcome out;
-  samples_.clear();
+  // Samples mapped ahead stay where they are; each answer's range is judged in the
+  // answers' order, wherever its samples were put.
+  std::vector<std::pair<size_t, size_t>> ranges;
+  ranges.reserve(answers.size());
   size_t asked = 0, failed = 0;
   for (const auto& a : answers) {
     if (!a.asked) continue;
@@ -47,47 +72,56 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
       detectors_.observe_poll(a.device, false, a.time, a.error, out.findings);
       continue;
     }
-    const size_t first_sample = samples_.size();
-    auto st = mapper_.map(a.device, a.format, a.body, a.time, samples_, &out.stats);
-    for (size_t i = first_sample; i < samples_.size(); ++i) samples_[i].mono = a.mono;
-    if (!st.ok()) {
+    const uint32_t pre = a.device < ahead_of_.size() ? ahead_of_[a.device] : 0;
+    const bool was_ahead = pre != 0 && ahead_[pre - 1].time == a.time;
+    const Mapped m = was_ahead ? std::move(ahead_[pre - 1]) : map_answer(a);
+    if (pre != 0) ahead_of_[a.device] = 0;  // used once
+    out.stats += m.stats;
+    if (!m.ok) {
       // A malformed answer is not an answer: the device counts as silent for this poll.
-      out.rejected.emplace_back(a.device, st.error());
+      out.rejected.emplace_back(a.device, m.error);
       if (a.device < last_missed_.size()) last_missed_[a.device] = a.time;
-      detectors_.observe_poll(a.device, false, a.time, "malformed answer: " + st.error(), out.findings);
+      detectors_.observe_poll(a.device, false, a.time, "malformed answer: " + m.error, out.findings);
       continue;
     }
+    ranges.emplace_back(m.first, m.last);
+    out.samples += m.last - m.first;
     detectors_.observe_poll(a.device, true, a.time, "", out.findings);
   }
-  out.samples = samples_.size();
-  for (const auto& s : samples_) {
-    const telemetry::PortDelta d = tracker_.observe(s);
-    if (d.implausible != 0) out.implausible += static_cast<size_t>(__builtin_popcount(d.implausible));
-    using telemetry::Counter;
-    const double secs = seconds(d.interval);
-    if (d.has(Counter::tx_packets) && secs > 0) {
-      tx_pps_[s.port] = d.get(Counter::tx_packets) / secs;
-      tx_from_[s.port] = s.time - d.interval;
-    }
-    for (const Counter c : {Counter::rx_errors, Counter::rx_crc_errors, Counter::rx_symbol_errors,
-                            Counter::fec_uncorrectable_codewords, Counter::carrier_changes}) {
-      if (d.has(c)) error_events_[s.port] += d.get(c);
-    }
-    if (d.has(telemetry::Counter::oper_up)) {
-      port_oper_[s.port] = d.get(telemetry::Counter::oper_up) > 0.5 ? 1 : 0;
-      const fabric::LinkId l = topology_.port(s.port).link;
-      if (l != fabric::kNone) {
-        const auto& link = topology_.link(l);
-        // A link is up when no end that reports says it is down.
-        const int8_t up = (port_oper_[link.a] != 0 && port_oper_[link.b] != 0) ? 1 : 0;
-        if (link_oper_[l] != up) {
-          link_oper_[l] = up;
-          out.link_changes.push_back({l, up == 1});
+  for (const Mapped& m : ahead_) ahead_of_[m.device] = 0;
+  ahead_.clear();
+  for (const auto& [first, last] : ranges) {
+    for (size_t i = first; i < last; ++i) {
+      const telemetry::PortSample& s = samples_[i];
+      const telemetry::PortDelta d = tracker_.observe(s);
+      if (d.implausible != 0) out.implausible += static_cast<size_t>(__builtin_popcount(d.implausible));
+      using telemetry::Counter;
+      const double secs = seconds(d.interval);
+      if (d.has(Counter::tx_packets) && secs > 0) {
+        tx_pps_[s.port] = d.get(Counter::tx_packets) / secs;
+        tx_from_[s.port] = s.time - d.interval;
+      }
+      for (const Counter c : {Counter::rx_errors, Counter::rx_crc_errors, Counter::rx_symbol_errors,
+                              Counter::fec_uncorrectable_codewords, Counter::carrier_changes}) {
+        if (d.has(c)) error_events_[s.port] += d.get(c);
+      }
+      if (d.has(telemetry::Counter::oper_up)) {
+        port_oper_[s.port] = d.get(telemetry::Counter::oper_up) > 0.5 ? 1 : 0;
+        const fabric::LinkId l = topology_.port(s.port).link;
+        if (l != fabric::kNone) {
+          const auto& link = topology_.link(l);
+          // A link is up when no end that reports says it is down.
+          const int8_t up = (port_oper_[link.a] != 0 && port_oper_[link.b] != 0) ? 1 : 0;
+          if (link_oper_[l] != up) {
+            link_oper_[l] = up;
+            out.link_changes.push_back({l, up == 1});
+          }
         }
       }
+      detectors_.observe(d, out.findings);
     }
-    detectors_.observe(d, out.findings);
   }
+  samples_.clear();
   detectors_.end_poll(now, out.findings);
   for (const auto& r : rounds) {
     // A device that missed a poll while the window's probes were sent may have been what

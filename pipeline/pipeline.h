@@ -57,6 +57,13 @@ class Pipeline {
                    std::span<const triage::Maintenance> maintenance = {},
                    std::span<const probes::RoundResult> rounds = {}, const triage::Recorded& recorded = {});
 
+  // Maps one answer ahead of poll(), as medicd does with each answer the moment it arrives
+  // while the others are still on their way. The next poll() given that answer (same device,
+  // same time) uses what was mapped instead of mapping it again; what it is not given is
+  // dropped. Answers are still judged in poll()'s order: the outcome is the same as if
+  // poll() had mapped them all.
+  void map_ahead(const DeviceAnswer& answer);
+
   // Updates kept while they could not be recorded, given the identity triage knows now
   // (triage::Triage::resolve), after taking in `recorded`.
   std::vector<triage::IncidentUpdate> resolve_kept(std::vector<triage::IncidentUpdate> kept, Time now,
@@ -102,6 +109,18 @@ class Pipeline {
   std::vector<Time> last_missed_;  // per device: the last poll it missed (silent devices)
   detectors::StaleConfig stale_config_;
   std::vector<telemetry::PortSample> samples_;
+  // One answer's samples: samples_[first, last), or why it was refused.
+  struct Mapped {
+    fabric::DeviceId device = fabric::kNone;
+    Time time{};
+    size_t first = 0, last = 0;
+    telemetry::MapStats stats;
+    bool ok = true;
+    std::string error;
+  };
+  Mapped map_answer(const DeviceAnswer& a);
+  std::vector<Mapped> ahead_;
+  std::vector<uint32_t> ahead_of_;  // per device: 1 + its index in ahead_, 0 if none
 };
 
 }  // namespace medic::pipeline

@@ -283,7 +283,26 @@ void Daemon::cycle(const LeadershipState& leadership) {
       answers.push_back(std::move(a));
     }
   }
-  const auto results = p_.collector.scrape(due, clock_);
+  // A device's answer as the pipeline takes it; its body stays in `results`.
+  auto answer_of = [](const telemetry::ScrapeResult& r) {
+    pipeline::DeviceAnswer a;
+    a.device = r.device;
+    a.time = r.time;
+    a.mono = r.mono;
+    a.answered = r.ok;
+    if (r.ok) {
+      a.format = telemetry::detect_format(r.content_type, r.body);
+      a.body = r.body;
+    } else {
+      a.error = r.error;
+    }
+    return a;
+  };
+  // Each answer is mapped the moment it arrives, while the rest are still on their way
+  // (the switches render theirs meanwhile); poll() below judges them all in order.
+  const auto results = p_.collector.scrape(due, clock_, [&](const telemetry::ScrapeResult& r) {
+    if (r.ok) p_.pipeline.map_ahead(answer_of(r));
+  });
   // Most devices failing at once is the collector's outage, not theirs: nobody backs off
   // for it, so that everyone is asked again the moment it ends.
   const size_t failed = static_cast<size_t>(std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.ok; }));
@@ -296,24 +315,16 @@ void Daemon::cycle(const LeadershipState& leadership) {
     std::string& last_err = last_scrape_error_[r.device];
     const std::string& name = p_.topology.device(r.device).name;
     if (!outage || r.ok) p_.backoff.record(r.device, r.ok, r.time);
-    pipeline::DeviceAnswer a;
-    a.device = r.device;
-    a.time = r.time;
-    a.mono = r.mono;
-    a.answered = r.ok;
     if (!r.ok) {
       ++metrics_.scrapes_failed;
       if (!outage) {  // an outage is logged once, above
         if (last_err != r.error) spdlog::warn("scrape {} failed: {}", name, r.error);
         last_err = r.error;
       }
-      a.error = r.error;
     } else {
       ++metrics_.scrapes_ok;
-      a.format = telemetry::detect_format(r.content_type, r.body);
-      a.body = r.body;
     }
-    answers.push_back(std::move(a));
+    answers.push_back(answer_of(r));
   }
 
   const Time now = clock_.now();

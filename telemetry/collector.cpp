@@ -91,7 +91,8 @@ Collector::~Collector() {
   delete impl_;
 }
 
-std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> targets, const Clock& clock) {
+std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> targets, const Clock& clock,
+                                            const std::function<void(const ScrapeResult&)>& on_result) {
   std::vector<ScrapeResult> results(targets.size());
   std::vector<Transfer*> free_list;
   for (auto& t : impl_->pool) free_list.push_back(&t);
@@ -162,6 +163,7 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
       curl_multi_remove_handle(impl_->multi, t->easy);
       --in_flight;
       free_list.push_back(t);
+      if (on_result) on_result(r);
     }
   };
 

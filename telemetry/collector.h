@@ -1,6 +1,7 @@
 // Pulls counters over HTTP from many switches at once with libcurl's multi interface.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,8 +43,11 @@ class Collector {
   Collector& operator=(const Collector&) = delete;
 
   // Scrapes every target once, at most max_in_flight at a time, each bounded by the
-  // timeout. One result per target, in the targets' order.
-  std::vector<ScrapeResult> scrape(std::span<const ScrapeTarget> targets, const Clock& clock);
+  // timeout. One result per target, in the targets' order. `on_result`, when given, sees
+  // each result the moment it is complete (its body stays where it is, in the returned
+  // vector), so the caller can work on it while the others are still on their way.
+  std::vector<ScrapeResult> scrape(std::span<const ScrapeTarget> targets, const Clock& clock,
+                                   const std::function<void(const ScrapeResult&)>& on_result = {});
 
  private:
   struct Impl;

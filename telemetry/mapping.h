@@ -64,6 +64,15 @@ struct MapStats {
   size_t unknown_port = 0;   // known metric for a port not in the topology (ignored)
   size_t skipped = 0;        // histogram and summary samples (ignored)
   size_t unparsable = 0;     // OpenConfig leaves whose value is not a number (ignored)
+  MapStats& operator+=(const MapStats& o) {
+    samples += o.samples;
+    mapped += o.mapped;
+    unmapped += o.unmapped;
+    unknown_port += o.unknown_port;
+    skipped += o.skipped;
+    unparsable += o.unparsable;
+    return *this;
+  }
 };
 
 enum class PayloadFormat : uint8_t { prometheus, openconfig };

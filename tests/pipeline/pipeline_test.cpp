@@ -170,6 +170,10 @@ class PipelineTest : public ::testing::Test {
     answers[1].answered = !o.ctsw1_silent;
     answers[1].format = telemetry::detect_format("application/json", oc);
     answers[1].body = o.ctsw1_silent ? std::string_view() : std::string_view(oc);
+    if (ahead) {
+      // As medicd does: each answer mapped as it arrives, here the last first.
+      for (auto it = answers.rbegin(); it != answers.rend(); ++it) p.map_ahead(*it);
+    }
     PollOutcome out = p.poll(answers, t, {}, rounds, recorded);
     recorded = {};
     return out;
@@ -177,6 +181,7 @@ class PipelineTest : public ::testing::Test {
   // What medicd's recorder hands back: incident `id` for update `u`, taken in at the next poll.
   void bind_id(Pipeline&, const triage::IncidentUpdate& u, int64_t id) { recorded.add_opened(u, id); }
   triage::Recorded recorded;
+  bool ahead = false;  // map each answer ahead of poll(), as medicd does
   static Time at(int n) { return kT0 + n * kPoll; }
 
   fabric::Topology topo = topology();
@@ -311,6 +316,89 @@ TEST_F(PipelineTest, AFlappingPortGivesFindingsAndAnIncident) {
   EXPECT_EQ(out.triage.updates[0].incident_id, 1);
   EXPECT_EQ(out.triage.updates[0].cls, triage::IncidentClass::link_flap);
   EXPECT_FALSE(out.triage.updates[0].is_new());
+}
+
+// What a poll gives, in a form two outcomes can be compared by.
+std::string outcome_text(const PollOutcome& out, const fabric::Topology& topo) {
+  std::string t = "samples " + std::to_string(out.samples) + ", mapped " + std::to_string(out.stats.mapped) +
+                  ", unmapped " + std::to_string(out.stats.unmapped) + ", of " + std::to_string(out.stats.samples) +
+                  ", implausible " + std::to_string(out.implausible) + "\n";
+  for (const auto& f : out.findings) {
+    t += std::string(to_string(f.kind)) + " " + std::string(to_string(f.severity)) + " " +
+         (f.link != fabric::kNone ? topo.link(f.link).name : "-") + ": " + f.summary + "\n";
+  }
+  for (const auto& c : out.link_changes) t += "link " + topo.link(c.link).name + (c.up ? " up\n" : " down\n");
+  for (const auto& [dev, err] : out.rejected) t += "rejected " + topo.device(dev).name + ": " + err + "\n";
+  for (const auto& u : out.triage.updates) t += "update " + std::string(to_string(u.cls)) + "\n";
+  return t;
+}
+
+// medicd maps each answer the moment it arrives, in whatever order they come; the poll's
+// outcome is the one poll() gives mapping them itself: the same findings in the same order,
+// the same link changes, rejections, counts and incidents, poll after poll (a flap, errors,
+// a link going down, a malformed answer, a silent device).
+TEST_F(PipelineTest, AnswersMappedAheadAsTheyArriveGiveTheSameOutcome) {
+  Pipeline in_poll(topo, map, detector_config), mapped_ahead(topo, map, detector_config);
+  auto both = [&](int n, const Overrides& o = {}) {
+    ahead = false;
+    const std::string want = outcome_text(poll(in_poll, n, o), topo);
+    ahead = true;
+    const std::string got = outcome_text(poll(mapped_ahead, n, o), topo);
+    ahead = false;
+    EXPECT_EQ(got, want) << "poll " << n;
+    return want;
+  };
+  both(0);
+  std::string all;
+  for (int n = 1; n <= 4; ++n) {
+    fabric.traffic();
+    fabric.rtsw1["eth2"].carrier += 2;
+    fabric.ctsw1["eth2"].carrier += 2;
+    if (n == 3) fabric.rtsw1["eth1"].crc += 500;
+    if (n == 4) fabric.ctsw1["eth1"].up = false;
+    all += both(n);
+  }
+  fabric.traffic();
+  all += both(5, rtsw1_body("node_network_up{device=\"eth1\" 1\n"));
+  fabric.traffic();
+  all += both(6, rtsw1_silent("timeout after 2000 ms"));
+  // The comparison is of something: flaps, corruption, a link down and a rejection.
+  EXPECT_THAT(all, HasSubstr("link_flap"));
+  EXPECT_THAT(all, HasSubstr("corruption"));
+  EXPECT_THAT(all, HasSubstr(" down\n"));
+  EXPECT_THAT(all, HasSubstr("rejected rtsw1: line 1"));
+  EXPECT_THAT(all, HasSubstr("update "));
+}
+
+// An answer mapped ahead counts only for the poll it is given to: one the poll is not given
+// (or given with another time) is dropped, never judged, never left for the next poll.
+TEST_F(PipelineTest, AnAnswerMappedAheadButNotGivenToThePollIsDropped) {
+  Pipeline p(topo, map, detector_config);
+  poll(p, 0);
+  const std::string bad = "node_network_up{device=\"eth1\" 1\n";
+  DeviceAnswer stray;
+  stray.device = rtsw1;
+  stray.time = at(1);
+  stray.answered = true;
+  stray.body = bad;
+  p.map_ahead(stray);
+  // Poll 1 hears nothing from rtsw1: its stray answer is not used.
+  fabric.traffic();
+  PollOutcome out = poll(p, 1, rtsw1_silent("timeout after 2000 ms"));
+  EXPECT_THAT(out.rejected, IsEmpty());
+  EXPECT_EQ(out.samples, 2u);  // ctsw1's two ports
+  // Nor in poll 2, whose own answer from rtsw1 is whole.
+  fabric.traffic();
+  out = poll(p, 2);
+  EXPECT_THAT(out.rejected, IsEmpty());
+  EXPECT_EQ(out.samples, 4u);
+  // Mapped ahead with another time than the poll's answer: the poll's own is mapped.
+  p.map_ahead(stray);
+  fabric.traffic();
+  out = poll(p, 3);
+  EXPECT_THAT(out.rejected, IsEmpty());
+  EXPECT_EQ(out.samples, 4u);
+  EXPECT_EQ(out.stats.mapped, 28u);
 }
 
 TEST_F(PipelineTest, AMalformedAnswerIsRejectedAndTheDeviceCountsAsSilent) {

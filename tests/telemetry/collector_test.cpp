@@ -1,0 +1,97 @@
+// The collector against a real HTTP server on loopback: one result per target in the
+// targets' order, and each result handed to the caller the moment it is complete (medicd
+// maps answers while the rest are still on their way), with its body where it stays.
+#include "telemetry/collector.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/asio.h"
+#include "common/http_server.h"
+
+namespace medic::telemetry {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Server {
+ public:
+  // "/slow" is answered 300 ms late, on a timer (the server's thread answers the others
+  // meanwhile); "/broken" with a 503. A text answer ends with a newline.
+  Server()
+      : server_(io_, "127.0.0.1", 0, AsyncHttpHandler([this](HttpRequest r, HttpRespond respond) {
+          if (r.path == "/broken") return respond(HttpResponse::text(503, "down for maintenance"));
+          HttpResponse answer = HttpResponse::text(200, "answer of " + r.path);
+          if (r.path != "/slow") return respond(std::move(answer));
+          auto timer = std::make_shared<asio::steady_timer>(io_, 300ms);
+          timer->async_wait([timer, respond, answer](const boost::system::error_code&) { respond(answer); });
+        })) {
+    server_.start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~Server() {
+    server_.stop();
+    io_.stop();
+    thread_.join();
+  }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(server_.port()) + path; }
+
+ private:
+  asio::io_context io_;
+  HttpServer server_;
+  std::thread thread_;
+};
+
+TEST(Collector, EachResultIsHandedOverTheMomentItIsCompleteAndReturnedInTheTargetsOrder) {
+  Server server;
+  const std::vector<ScrapeTarget> targets = {{0, server.url("/slow")},
+                                             {1, server.url("/a")},
+                                             {2, server.url("/broken")},
+                                             {3, server.url("/b")}};
+  Collector collector;
+  SystemClock clock;
+  std::vector<fabric::DeviceId> order;
+  std::map<fabric::DeviceId, const ScrapeResult*> seen;
+  std::map<fabric::DeviceId, std::string> bodies;
+  const auto results = collector.scrape(targets, clock, [&](const ScrapeResult& r) {
+    order.push_back(r.device);
+    seen[r.device] = &r;
+    bodies[r.device] = r.body;
+  });
+  ASSERT_EQ(results.size(), 4u);
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i].device, targets[i].device);
+    // Handed over once, as the very result returned (its body did not move since).
+    ASSERT_EQ(seen.count(results[i].device), 1u) << i;
+    EXPECT_EQ(seen[results[i].device], &results[i]) << i;
+    EXPECT_EQ(bodies[results[i].device], results[i].body) << i;
+  }
+  EXPECT_EQ(order.size(), 4u);
+  EXPECT_TRUE(results[0].ok);
+  EXPECT_EQ(results[0].body, "answer of /slow\n");
+  EXPECT_EQ(results[1].body, "answer of /a\n");
+  EXPECT_FALSE(results[2].ok);
+  EXPECT_EQ(results[2].error, "HTTP 503");
+  EXPECT_EQ(results[3].body, "answer of /b\n");
+  // The slow answer came last: the others were handed over while it was on its way.
+  EXPECT_EQ(order.back(), 0u);
+}
+
+TEST(Collector, WithoutACallbackTheResultsAreTheSame) {
+  Server server;
+  const std::vector<ScrapeTarget> targets = {{0, server.url("/a")}, {1, server.url("/broken")}};
+  Collector collector;
+  SystemClock clock;
+  const auto results = collector.scrape(targets, clock);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].body, "answer of /a\n");
+  EXPECT_EQ(results[1].error, "HTTP 503");
+}
+
+}  // namespace
+}  // namespace medic::telemetry
