@@ -3,15 +3,20 @@
 TCK=$(getconf CLK_TCK)
 cpu_of() { awk -v t="$TCK" '{ print ($14 + $15) / t }' "/proc/$1/stat"; }
 # medicd's CPU by part: "PIPELINE PROBER TOTAL" seconds. The pipeline is the main thread (the
-# poll loop), the prober the thread named medic-prober; TOTAL is the whole process (threads
-# that have exited included).
+# poll loop) and the map workers (threads named medic-map: parsing and mapping the answers),
+# the prober the thread named medic-prober; TOTAL is the whole process (threads that have
+# exited included).
 parts_of() {
   local pid=$1 pipeline=0 prober=0 t name v
   for t in /proc/"$pid"/task/*; do
     name=$(cat "$t/comm" 2>/dev/null) || continue
     # Fields after the ")" that ends the name: utime and stime are the 12th and 13th.
     v=$(sed 's/^.*) //' "$t/stat" 2>/dev/null | awk -v t="$TCK" '{ print ($12 + $13) / t }') || continue
-    if [[ ${t##*/} == "$pid" ]]; then pipeline=$v; elif [[ $name == medic-prober ]]; then prober=$v; fi
+    if [[ ${t##*/} == "$pid" || $name == medic-map ]]; then
+      pipeline=$(awk -v a="$pipeline" -v b="$v" 'BEGIN { print a + b }')
+    elif [[ $name == medic-prober ]]; then
+      prober=$v
+    fi
   done
   echo "$pipeline $prober $(cpu_of "$pid")"
 }

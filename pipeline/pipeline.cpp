@@ -1,5 +1,7 @@
 #include "pipeline/pipeline.h"
 
+#include <algorithm>
+
 namespace medic::pipeline {
 
 namespace {
@@ -11,9 +13,10 @@ std::vector<double> port_speeds(const fabric::Topology& t) {
 }  // namespace
 
 Pipeline::Pipeline(const fabric::Topology& topology, const telemetry::CounterMap& map,
-                   const detectors::DetectorConfig& detector_config, triage::TriageConfig triage_config)
+                   const detectors::DetectorConfig& detector_config, triage::TriageConfig triage_config,
+                   size_t map_workers)
     : topology_(topology),
-      mapper_(topology, map),
+      maps_(topology, map, map_workers),
       tracker_(port_speeds(topology)),
       detectors_(topology, detector_config),
       probe_detector_(topology, detector_config.probe),
@@ -29,35 +32,36 @@ Pipeline::Pipeline(const fabric::Topology& topology, const telemetry::CounterMap
 
 int Pipeline::link_oper(fabric::LinkId link) const { return link_oper_[link]; }
 
-Pipeline::Mapped Pipeline::map_answer(const DeviceAnswer& a) {
-  Mapped m;
-  m.device = a.device;
-  m.time = a.time;
-  m.first = samples_.size();
-  const auto st = mapper_.map(a.device, a.format, a.body, a.time, samples_, &m.stats);
-  m.last = samples_.size();
-  for (size_t i = m.first; i < m.last; ++i) samples_[i].mono = a.mono;
-  if (!st.ok()) {
-    m.ok = false;
-    m.error = st.error();
-  }
-  return m;
+void Pipeline::map_ahead(const DeviceAnswer& a, std::string body) {
+  if (!a.answered || a.device >= ahead_of_.size()) return;
+  maps_.submit({a.device, a.time, a.mono, a.format, std::move(body)});
 }
 
-void Pipeline::map_ahead(const DeviceAnswer& a) {
-  if (!a.answered || a.device >= ahead_of_.size()) return;
-  ahead_.push_back(map_answer(a));
-  ahead_of_[a.device] = static_cast<uint32_t>(ahead_.size());
+std::optional<Mapped> Pipeline::take_ahead(const DeviceAnswer& a) {
+  if (a.device >= ahead_of_.size() || ahead_of_[a.device] == 0) return std::nullopt;
+  auto it = ahead_.begin() + (ahead_of_[a.device] - 1);
+  if (it->device != a.device || it->time != a.time) {
+    // Not its latest: a device handed over twice (never in medicd); look for this one.
+    it = std::find_if(ahead_.begin(), ahead_.end(), [&](const Mapped& m) { return m.device == a.device && m.time == a.time; });
+    if (it == ahead_.end()) return std::nullopt;
+  }
+  if (ahead_of_[a.device] - 1 == static_cast<size_t>(it - ahead_.begin())) ahead_of_[a.device] = 0;  // used once
+  std::optional<Mapped> m(std::move(*it));
+  it->device = fabric::kNone;
+  return m;
 }
 
 PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
                            std::span<const triage::Maintenance> maintenance,
                            std::span<const probes::RoundResult> rounds, const triage::Recorded& recorded) {
   PollOutcome out;
-  // Samples mapped ahead stay where they are; each answer's range is judged in the
-  // answers' order, wherever its samples were put.
-  std::vector<std::pair<size_t, size_t>> ranges;
-  ranges.reserve(answers.size());
+  // What the workers mapped, in the order it finished; judged below in the answers' order.
+  for (Mapped& m : maps_.take()) {
+    ahead_.push_back(std::move(m));
+    ahead_of_[ahead_.back().device] = static_cast<uint32_t>(ahead_.size());
+  }
+  std::vector<Mapped> judged;
+  judged.reserve(answers.size());
   size_t asked = 0, failed = 0;
   for (const auto& a : answers) {
     if (!a.asked) continue;
@@ -72,10 +76,8 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
       detectors_.observe_poll(a.device, false, a.time, a.error, out.findings);
       continue;
     }
-    const uint32_t pre = a.device < ahead_of_.size() ? ahead_of_[a.device] : 0;
-    const bool was_ahead = pre != 0 && ahead_[pre - 1].time == a.time;
-    const Mapped m = was_ahead ? std::move(ahead_[pre - 1]) : map_answer(a);
-    if (pre != 0) ahead_of_[a.device] = 0;  // used once
+    std::optional<Mapped> ahead = take_ahead(a);
+    Mapped m = ahead ? std::move(*ahead) : maps_.map(a.device, a.time, a.mono, a.format, a.body);
     out.stats += m.stats;
     if (!m.ok) {
       // A malformed answer is not an answer: the device counts as silent for this poll.
@@ -84,15 +86,16 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
       detectors_.observe_poll(a.device, false, a.time, "malformed answer: " + m.error, out.findings);
       continue;
     }
-    ranges.emplace_back(m.first, m.last);
-    out.samples += m.last - m.first;
+    out.samples += m.samples.size();
     detectors_.observe_poll(a.device, true, a.time, "", out.findings);
+    judged.push_back(std::move(m));
   }
-  for (const Mapped& m : ahead_) ahead_of_[m.device] = 0;
+  for (const Mapped& m : ahead_) {
+    if (m.device != fabric::kNone) ahead_of_[m.device] = 0;
+  }
   ahead_.clear();
-  for (const auto& [first, last] : ranges) {
-    for (size_t i = first; i < last; ++i) {
-      const telemetry::PortSample& s = samples_[i];
+  for (Mapped& m : judged) {
+    for (const telemetry::PortSample& s : m.samples) {
       const telemetry::PortDelta d = tracker_.observe(s);
       if (d.implausible != 0) out.implausible += static_cast<size_t>(__builtin_popcount(d.implausible));
       using telemetry::Counter;
@@ -121,7 +124,6 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
       detectors_.observe(d, out.findings);
     }
   }
-  samples_.clear();
   detectors_.end_poll(now, out.findings);
   for (const auto& r : rounds) {
     // A device that missed a poll while the window's probes were sent may have been what

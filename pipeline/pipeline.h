@@ -13,6 +13,7 @@
 #include "detectors/probe.h"
 #include "probes/round.h"
 #include "fabric/topology.h"
+#include "pipeline/map_pool.h"
 #include "telemetry/mapping.h"
 #include "telemetry/tracker.h"
 #include "triage/triage.h"
@@ -48,8 +49,11 @@ struct PollOutcome {
 
 class Pipeline {
  public:
+  // `map_workers`: threads that map answers handed to map_ahead (0: mapped on the caller's
+  // thread, as they are handed over).
   Pipeline(const fabric::Topology& topology, const telemetry::CounterMap& map,
-           const detectors::DetectorConfig& detector_config, triage::TriageConfig triage_config = {});
+           const detectors::DetectorConfig& detector_config, triage::TriageConfig triage_config = {},
+           size_t map_workers = 0);
 
   // `rounds`: probe rounds finished since the last poll (medicd's prober); `recorded`: what
   // recording the earlier updates gave back (incident ids, closed incidents).
@@ -58,11 +62,15 @@ class Pipeline {
                    std::span<const probes::RoundResult> rounds = {}, const triage::Recorded& recorded = {});
 
   // Maps one answer ahead of poll(), as medicd does with each answer the moment it arrives
-  // while the others are still on their way. The next poll() given that answer (same device,
-  // same time) uses what was mapped instead of mapping it again; what it is not given is
-  // dropped. Answers are still judged in poll()'s order: the outcome is the same as if
-  // poll() had mapped them all.
-  void map_ahead(const DeviceAnswer& answer);
+  // while the others are still on their way (on the map workers, when there are any). The
+  // next poll() given that answer (same device, same time) uses what was mapped instead of
+  // mapping it again; what it is not given is dropped. Answers are still judged in poll()'s
+  // order: the outcome is the same as if poll() had mapped them all.
+  void map_ahead(const DeviceAnswer& answer) { map_ahead(answer, std::string(answer.body)); }
+  // The same with the answer's bytes handed over (`answer.body` is not read): the answer
+  // given to poll() may then come without its body.
+  void map_ahead(const DeviceAnswer& answer, std::string body);
+  size_t map_workers() const { return maps_.workers(); }
 
   // Updates kept while they could not be recorded, given the identity triage knows now
   // (triage::Triage::resolve), after taking in `recorded`.
@@ -96,7 +104,7 @@ class Pipeline {
 
  private:
   const fabric::Topology& topology_;
-  telemetry::ScrapeMapper mapper_;
+  MapPool maps_;
   telemetry::CounterTracker tracker_;
   detectors::DetectorSet detectors_;
   detectors::ProbeDetector probe_detector_;
@@ -108,19 +116,10 @@ class Pipeline {
   std::vector<double> error_events_;
   std::vector<Time> last_missed_;  // per device: the last poll it missed (silent devices)
   detectors::StaleConfig stale_config_;
-  std::vector<telemetry::PortSample> samples_;
-  // One answer's samples: samples_[first, last), or why it was refused.
-  struct Mapped {
-    fabric::DeviceId device = fabric::kNone;
-    Time time{};
-    size_t first = 0, last = 0;
-    telemetry::MapStats stats;
-    bool ok = true;
-    std::string error;
-  };
-  Mapped map_answer(const DeviceAnswer& a);
+  // Answers mapped ahead, not yet judged; a judged one is left with device kNone.
   std::vector<Mapped> ahead_;
-  std::vector<uint32_t> ahead_of_;  // per device: 1 + its index in ahead_, 0 if none
+  std::vector<uint32_t> ahead_of_;  // per device: 1 + the index in ahead_ of its latest, 0 if none
+  std::optional<Mapped> take_ahead(const DeviceAnswer& a);
 };
 
 }  // namespace medic::pipeline

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <thread>
 
 #include "common/files.h"
 #include "common/strings.h"
@@ -73,6 +74,7 @@ DaemonConfig::DaemonConfig(DaemonSettings s) : s_(std::move(s)) {
   if (!(s_.poll_interval_s >= 0.05 && s_.poll_interval_s <= 3600)) refuse("--poll-interval", "must be within [0.05, 3600] seconds");
   if (!(s_.scrape_timeout_s >= 0.05 && s_.scrape_timeout_s <= 600)) refuse("--scrape-timeout", "must be within [0.05, 600] seconds");
   if (s_.scrape_concurrency < 1 || s_.scrape_concurrency > 4096) refuse("--scrape-concurrency", "must be within [1, 4096]");
+  if (s_.map_workers < -1 || s_.map_workers > 64) refuse("--map-workers", "must be within [0, 64], or -1 for half the cores");
   if (s_.device_fault_links < 2 || s_.device_fault_links > 100000) refuse("--device-fault-links", "must be within [2, 100000]");
   if (!(s_.reopen_window_s >= 0 && s_.reopen_window_s <= 90 * 86400)) refuse("--reopen-window", "must be within [0, 7776000] seconds");
   if (!(s_.backoff_max_s >= s_.poll_interval_s && s_.backoff_max_s <= 3600)) refuse("--backoff-max", "must be within [poll interval, 3600] seconds");
@@ -150,6 +152,11 @@ probes::SchedulerConfig DaemonConfig::prober() const {
   c.timeout_s = s_.probe_timeout_s;
   c.paths_known = !s_.probe_paths_unknown;
   return c;
+}
+
+size_t DaemonConfig::map_workers() const {
+  if (s_.map_workers >= 0) return static_cast<size_t>(s_.map_workers);
+  return std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, 8);
 }
 
 triage::TriageConfig DaemonConfig::triage() const {

@@ -26,6 +26,7 @@ struct DaemonSettings {
   double poll_interval_s = 1.0;
   double scrape_timeout_s = 2.0;
   int scrape_concurrency = 256;
+  int map_workers = -1;             // threads parsing and mapping answers (-1: half the cores, 1 to 8; 0: the poll thread)
   int device_fault_links = 4;       // failing links of one device that make a switch_fault
   double reopen_window_s = 86400;   // a closed incident whose fault returns within this reopens
   double backoff_max_s = 60;        // longest wait before retrying a failing device
@@ -93,6 +94,8 @@ class DaemonConfig {
   const DaemonSettings& settings() const { return s_; }
   Duration poll_interval() const { return from_seconds(s_.poll_interval_s); }
   triage::TriageConfig triage() const;
+  // Threads mapping the answers (--map-workers; its default resolved for this machine).
+  size_t map_workers() const;
   probes::SchedulerConfig prober() const;
   db::DbOptions db() const;
 

@@ -283,7 +283,8 @@ void Daemon::cycle(const LeadershipState& leadership) {
       answers.push_back(std::move(a));
     }
   }
-  // A device's answer as the pipeline takes it; its body stays in `results`.
+  // A device's answer as the pipeline takes it (its body, if still in `results`, is not
+  // read: each answered device's was handed over to map_ahead below).
   auto answer_of = [](const telemetry::ScrapeResult& r) {
     pipeline::DeviceAnswer a;
     a.device = r.device;
@@ -298,10 +299,12 @@ void Daemon::cycle(const LeadershipState& leadership) {
     }
     return a;
   };
-  // Each answer is mapped the moment it arrives, while the rest are still on their way
-  // (the switches render theirs meanwhile); poll() below judges them all in order.
-  const auto results = p_.collector.scrape(due, clock_, [&](const telemetry::ScrapeResult& r) {
-    if (r.ok) p_.pipeline.map_ahead(answer_of(r));
+  // Each answer goes to the map workers the moment it arrives, bytes and all, while the
+  // rest are still on their way; poll() below judges them all in order.
+  const auto results = p_.collector.scrape(due, clock_, [&](telemetry::ScrapeResult& r) {
+    if (!r.ok) return;
+    const pipeline::DeviceAnswer a = answer_of(r);  // its format read from the body, before the body goes
+    p_.pipeline.map_ahead(a, std::move(r.body));
   });
   // Most devices failing at once is the collector's outage, not theirs: nobody backs off
   // for it, so that everyone is asked again the moment it ends.

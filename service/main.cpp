@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     copt.max_in_flight = static_cast<size_t>(settings.scrape_concurrency);
     telemetry::Collector collector(copt);
     telemetry::Backoff backoff(topology.devices().size(), config.poll_interval(), from_seconds(settings.backoff_max_s));
-    pipeline::Pipeline pipeline(topology, *files.counter_map, files.detectors, config.triage());
+    pipeline::Pipeline pipeline(topology, *files.counter_map, files.detectors, config.triage(), config.map_workers());
     remediation::CapacityModel capacity(capacity_topology, files.capacity.budget());
     remediation::JsonRpcOptions jopt;
     jopt.bearer_token = settings.driver_token;

@@ -659,6 +659,9 @@ DaemonOptions::DaemonOptions(std::string program) : impl_(std::make_unique<Impl>
   m.add("--poll-interval", s.poll_interval_s, "seconds between polls of every switch");
   m.add("--scrape-timeout", s.scrape_timeout_s, "seconds before a switch's answer is given up on");
   m.add("--scrape-concurrency", s.scrape_concurrency, "switches scraped at once");
+  m.add("--map-workers", s.map_workers,
+        "threads parsing and mapping the answers while the rest arrive (-1: half the cores, 1 to 8; 0: on the poll "
+        "thread)");
   m.add("--detectors", s.detectors_path, "detector thresholds (default: data/detectors.json)");
   m.add("--device-fault-links", s.device_fault_links,
         "failing links of one switch within 2 minutes that make one switch_fault incident");

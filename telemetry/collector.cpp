@@ -92,7 +92,7 @@ Collector::~Collector() {
 }
 
 std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> targets, const Clock& clock,
-                                            const std::function<void(const ScrapeResult&)>& on_result) {
+                                            const std::function<void(ScrapeResult&)>& on_result) {
   std::vector<ScrapeResult> results(targets.size());
   std::vector<Transfer*> free_list;
   for (auto& t : impl_->pool) free_list.push_back(&t);

@@ -43,11 +43,12 @@ class Collector {
   Collector& operator=(const Collector&) = delete;
 
   // Scrapes every target once, at most max_in_flight at a time, each bounded by the
-  // timeout. One result per target, in the targets' order. `on_result`, when given, sees
-  // each result the moment it is complete (its body stays where it is, in the returned
-  // vector), so the caller can work on it while the others are still on their way.
+  // timeout. One result per target, in the targets' order. `on_result`, when given, is
+  // handed each result the moment it is complete, so the caller can work on it while the
+  // others are still on their way; it may take the body (medicd hands it to its mapping
+  // workers), and the returned result is then left without it.
   std::vector<ScrapeResult> scrape(std::span<const ScrapeTarget> targets, const Clock& clock,
-                                   const std::function<void(const ScrapeResult&)>& on_result = {});
+                                   const std::function<void(ScrapeResult&)>& on_result = {});
 
  private:
   struct Impl;

@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <map>
 #include <string>
 #include <utility>
@@ -170,9 +172,15 @@ class PipelineTest : public ::testing::Test {
     answers[1].answered = !o.ctsw1_silent;
     answers[1].format = telemetry::detect_format("application/json", oc);
     answers[1].body = o.ctsw1_silent ? std::string_view() : std::string_view(oc);
-    if (ahead) {
-      // As medicd does: each answer mapped as it arrives, here the last first.
+    if (ahead == Ahead::viewed) {
+      // Each answer mapped as it arrives, here the last first.
       for (auto it = answers.rbegin(); it != answers.rend(); ++it) p.map_ahead(*it);
+    } else if (ahead == Ahead::handed_over) {
+      // As medicd does: the bytes go with the answer; the poll gets it without them.
+      for (auto it = answers.rbegin(); it != answers.rend(); ++it) {
+        p.map_ahead(*it, std::string(it->body));
+        it->body = {};
+      }
     }
     PollOutcome out = p.poll(answers, t, {}, rounds, recorded);
     recorded = {};
@@ -181,7 +189,9 @@ class PipelineTest : public ::testing::Test {
   // What medicd's recorder hands back: incident `id` for update `u`, taken in at the next poll.
   void bind_id(Pipeline&, const triage::IncidentUpdate& u, int64_t id) { recorded.add_opened(u, id); }
   triage::Recorded recorded;
-  bool ahead = false;  // map each answer ahead of poll(), as medicd does
+  // Each answer mapped in poll(), or ahead of it (its bytes viewed, or handed over as medicd does).
+  enum class Ahead { no, viewed, handed_over };
+  Ahead ahead = Ahead::no;
   static Time at(int n) { return kT0 + n * kPoll; }
 
   fabric::Topology topo = topology();
@@ -338,14 +348,20 @@ std::string outcome_text(const PollOutcome& out, const fabric::Topology& topo) {
 // the same link changes, rejections, counts and incidents, poll after poll (a flap, errors,
 // a link going down, a malformed answer, a silent device).
 TEST_F(PipelineTest, AnswersMappedAheadAsTheyArriveGiveTheSameOutcome) {
-  Pipeline in_poll(topo, map, detector_config), mapped_ahead(topo, map, detector_config);
+  // In poll(); ahead on the caller's thread; ahead on 3 map workers, the bytes handed over.
+  Pipeline in_poll(topo, map, detector_config), mapped_ahead(topo, map, detector_config),
+      on_workers(topo, map, detector_config, {}, 3);
+  EXPECT_EQ(on_workers.map_workers(), 3u);
   auto both = [&](int n, const Overrides& o = {}) {
-    ahead = false;
+    ahead = Ahead::no;
     const std::string want = outcome_text(poll(in_poll, n, o), topo);
-    ahead = true;
+    ahead = Ahead::viewed;
     const std::string got = outcome_text(poll(mapped_ahead, n, o), topo);
-    ahead = false;
+    ahead = Ahead::handed_over;
+    const std::string by_workers = outcome_text(poll(on_workers, n, o), topo);
+    ahead = Ahead::no;
     EXPECT_EQ(got, want) << "poll " << n;
+    EXPECT_EQ(by_workers, want) << "poll " << n;
     return want;
   };
   both(0);
@@ -373,7 +389,9 @@ TEST_F(PipelineTest, AnswersMappedAheadAsTheyArriveGiveTheSameOutcome) {
 // An answer mapped ahead counts only for the poll it is given to: one the poll is not given
 // (or given with another time) is dropped, never judged, never left for the next poll.
 TEST_F(PipelineTest, AnAnswerMappedAheadButNotGivenToThePollIsDropped) {
-  Pipeline p(topo, map, detector_config);
+  for (const size_t workers : {0u, 2u}) {
+  SCOPED_TRACE(std::to_string(workers) + " map workers");
+  Pipeline p(topo, map, detector_config, {}, workers);
   poll(p, 0);
   const std::string bad = "node_network_up{device=\"eth1\" 1\n";
   DeviceAnswer stray;
@@ -399,6 +417,54 @@ TEST_F(PipelineTest, AnAnswerMappedAheadButNotGivenToThePollIsDropped) {
   EXPECT_THAT(out.rejected, IsEmpty());
   EXPECT_EQ(out.samples, 4u);
   EXPECT_EQ(out.stats.mapped, 28u);
+  }
+}
+
+// The map workers map every answer handed to them exactly once, as the caller's thread
+// would, however many arrive at once; a pool stopped with work in hand finishes it first.
+TEST_F(PipelineTest, MapWorkersMapEveryAnswerOnceAsTheCallersThreadWould) {
+  MapPool pool(topo, map, 4);
+  ASSERT_EQ(pool.workers(), 4u);
+  const std::string prom = fabric.prometheus(), oc = fabric.openconfig(), bad = "node_network_up{device=\"eth1\" 1\n";
+  constexpr int kJobs = 600;
+  auto job = [&](int i) {
+    MapJob j;
+    j.device = i % 2 == 0 ? rtsw1 : ctsw1;
+    j.time = at(i);
+    j.mono = Duration(std::chrono::seconds(i));
+    j.format = i % 2 == 0 ? telemetry::PayloadFormat::prometheus : telemetry::PayloadFormat::openconfig;
+    j.body = i % 2 == 1 ? oc : i % 6 == 0 ? bad : prom;
+    return j;
+  };
+  for (int round = 0; round < 2; ++round) {  // the pool is used again after a take()
+    for (int i = 0; i < kJobs; ++i) pool.submit(job(i));
+    std::vector<Mapped> got = pool.take();
+    ASSERT_EQ(got.size(), static_cast<size_t>(kJobs));
+    std::vector<int> seen(kJobs, 0);
+    for (Mapped& m : got) {
+      const int i = static_cast<int>((m.time - at(0)) / kPoll);
+      ASSERT_TRUE(i >= 0 && i < kJobs);
+      ++seen[i];
+      const MapJob j = job(i);
+      const Mapped want = pool.map(j.device, j.time, j.mono, j.format, j.body);
+      EXPECT_EQ(m.device, j.device);
+      EXPECT_EQ(m.ok, want.ok) << i;
+      EXPECT_EQ(m.error, want.error) << i;
+      EXPECT_EQ(m.stats.mapped, want.stats.mapped) << i;
+      ASSERT_EQ(m.samples.size(), want.samples.size()) << i;
+      for (size_t k = 0; k < m.samples.size(); ++k) {
+        EXPECT_EQ(m.samples[k].port, want.samples[k].port);
+        EXPECT_EQ(m.samples[k].present, want.samples[k].present);
+        EXPECT_EQ(m.samples[k].mono, j.mono);
+      }
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), kJobs);
+    EXPECT_TRUE(pool.take().empty());  // taken once
+  }
+  // Stopped with work in hand: the destructor waits for it (ASan and TSan would see otherwise).
+  auto stopped = std::make_unique<MapPool>(topo, map, 2);
+  for (int i = 0; i < 50; ++i) stopped->submit(job(i));
+  stopped.reset();
 }
 
 TEST_F(PipelineTest, AMalformedAnswerIsRejectedAndTheDeviceCountsAsSilent) {

@@ -45,6 +45,8 @@ inline const std::vector<BadConfig>& bad_configs() {
        "{FILE}:2: poll-interval = 0.001: must be within [0.05, 3600] seconds"},
       {"OutOfRangeFromAFlag", topo + "poll-interval = 2\n", {"--poll-interval", "0.001"},
        "--poll-interval must be within [0.05, 3600] seconds"},
+      {"TooManyMapWorkers", topo + "map-workers = 100\n", {},
+       "{FILE}:2: map-workers = 100: must be within [0, 64], or -1 for half the cores"},
       {"NotificationSettingOutOfRange", topo + "alert-repeat = 5\n", {},
        "{FILE}:2: alert-repeat = 5: must be within [10, 3600] seconds"},
       {"NotificationSettingOutOfRangeFromAFlag", topo, {"--notify-timeout", "90"},

@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace medic::service {
@@ -33,6 +35,14 @@ TEST(DaemonConfig, DefaultsAreValid) {
   EXPECT_EQ(c.settings().detectors_path, data_dir() + "/detectors.json");
   EXPECT_EQ(c.triage().device_fault_links, 4);
   EXPECT_EQ(c.triage().reopen_window, std::chrono::hours(24));
+  // Map workers: half the cores, at least 1, at most 8; a number given is kept, 0 included.
+  EXPECT_EQ(c.map_workers(), std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, 8));
+  EXPECT_GE(c.map_workers(), 1u);
+  DaemonSettings none = good();
+  none.map_workers = 0;
+  EXPECT_EQ(DaemonConfig(none).map_workers(), 0u);
+  none.map_workers = 12;
+  EXPECT_EQ(DaemonConfig(none).map_workers(), 12u);
 }
 
 TEST(DaemonConfig, EveryBadSettingIsNamed) {
@@ -51,6 +61,11 @@ TEST(DaemonConfig, EveryBadSettingIsNamed) {
   s = good();
   s.scrape_concurrency = 0;
   EXPECT_EQ(error_of(s), "--scrape-concurrency must be within [1, 4096]");
+  for (const int workers : {-2, 65}) {
+    s = good();
+    s.map_workers = workers;
+    EXPECT_EQ(error_of(s), "--map-workers must be within [0, 64], or -1 for half the cores") << workers;
+  }
   s = good();
   s.device_fault_links = 1;
   EXPECT_EQ(error_of(s), "--device-fault-links must be within [2, 100000]");

@@ -58,7 +58,7 @@ TEST(Collector, EachResultIsHandedOverTheMomentItIsCompleteAndReturnedInTheTarge
   std::vector<fabric::DeviceId> order;
   std::map<fabric::DeviceId, const ScrapeResult*> seen;
   std::map<fabric::DeviceId, std::string> bodies;
-  const auto results = collector.scrape(targets, clock, [&](const ScrapeResult& r) {
+  const auto results = collector.scrape(targets, clock, [&](ScrapeResult& r) {
     order.push_back(r.device);
     seen[r.device] = &r;
     bodies[r.device] = r.body;
@@ -80,6 +80,29 @@ TEST(Collector, EachResultIsHandedOverTheMomentItIsCompleteAndReturnedInTheTarge
   EXPECT_EQ(results[3].body, "answer of /b\n");
   // The slow answer came last: the others were handed over while it was on its way.
   EXPECT_EQ(order.back(), 0u);
+}
+
+// medicd hands each body to its map workers from the callback: the result keeps the rest.
+TEST(Collector, ACallbackMayTakeTheBodyAndTheResultKeepsTheRest) {
+  Server server;
+  const std::vector<ScrapeTarget> targets = {{0, server.url("/a")}, {1, server.url("/broken")}, {2, server.url("/b")}};
+  Collector collector;
+  SystemClock clock;
+  std::map<fabric::DeviceId, std::string> taken;
+  const auto results = collector.scrape(targets, clock, [&](ScrapeResult& r) {
+    if (r.ok) taken[r.device] = std::move(r.body);
+  });
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(taken[0], "answer of /a\n");
+  EXPECT_EQ(taken[2], "answer of /b\n");
+  EXPECT_EQ(taken.count(1), 0u);
+  for (const auto& r : results) EXPECT_TRUE(r.body.empty()) << r.device;
+  EXPECT_TRUE(results[0].ok);
+  EXPECT_EQ(results[0].http_status, 200);
+  EXPECT_FALSE(results[0].content_type.empty());
+  EXPECT_FALSE(results[1].ok);
+  EXPECT_EQ(results[1].error, "HTTP 503");
+  EXPECT_TRUE(results[2].ok);
 }
 
 TEST(Collector, WithoutACallbackTheResultsAreTheSame) {
