@@ -37,15 +37,15 @@ void Pipeline::map_ahead(const DeviceAnswer& a, std::string body) {
   maps_.submit({a.device, a.time, a.mono, a.format, std::move(body)});
 }
 
-std::optional<Mapped> Pipeline::take_ahead(const DeviceAnswer& a) {
+std::optional<Mapped> Pipeline::take_ahead(std::vector<Mapped>& ahead, const DeviceAnswer& a) {
   if (a.device >= ahead_of_.size() || ahead_of_[a.device] == 0) return std::nullopt;
-  auto it = ahead_.begin() + (ahead_of_[a.device] - 1);
+  auto it = ahead.begin() + (ahead_of_[a.device] - 1);
   if (it->device != a.device || it->time != a.time) {
     // Not its latest: a device handed over twice (never in medicd); look for this one.
-    it = std::find_if(ahead_.begin(), ahead_.end(), [&](const Mapped& m) { return m.device == a.device && m.time == a.time; });
-    if (it == ahead_.end()) return std::nullopt;
+    it = std::find_if(ahead.begin(), ahead.end(), [&](const Mapped& m) { return m.device == a.device && m.time == a.time; });
+    if (it == ahead.end()) return std::nullopt;
   }
-  if (ahead_of_[a.device] - 1 == static_cast<size_t>(it - ahead_.begin())) ahead_of_[a.device] = 0;  // used once
+  if (ahead_of_[a.device] - 1 == static_cast<size_t>(it - ahead.begin())) ahead_of_[a.device] = 0;  // used once
   std::optional<Mapped> m(std::move(*it));
   it->device = fabric::kNone;
   return m;
@@ -55,11 +55,9 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
                            std::span<const triage::Maintenance> maintenance,
                            std::span<const probes::RoundResult> rounds, const triage::Recorded& recorded) {
   PollOutcome out;
-  // What the workers mapped, in the order it finished; judged below in the answers' order.
-  for (Mapped& m : maps_.take()) {
-    ahead_.push_back(std::move(m));
-    ahead_of_[ahead_.back().device] = static_cast<uint32_t>(ahead_.size());
-  }
+  // What was mapped ahead, in the order it finished; judged below in the answers' order.
+  std::vector<Mapped> ahead = maps_.take();
+  for (size_t i = 0; i < ahead.size(); ++i) ahead_of_[ahead[i].device] = static_cast<uint32_t>(i + 1);
   std::vector<Mapped> judged;
   judged.reserve(answers.size());
   size_t asked = 0, failed = 0;
@@ -76,8 +74,8 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
       detectors_.observe_poll(a.device, false, a.time, a.error, out.findings);
       continue;
     }
-    std::optional<Mapped> ahead = take_ahead(a);
-    Mapped m = ahead ? std::move(*ahead) : maps_.map(a.device, a.time, a.mono, a.format, a.body);
+    std::optional<Mapped> was_ahead = take_ahead(ahead, a);
+    Mapped m = was_ahead ? std::move(*was_ahead) : maps_.map(a.device, a.time, a.mono, a.format, a.body);
     out.stats += m.stats;
     if (!m.ok) {
       // A malformed answer is not an answer: the device counts as silent for this poll.
@@ -90,10 +88,9 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
     detectors_.observe_poll(a.device, true, a.time, "", out.findings);
     judged.push_back(std::move(m));
   }
-  for (const Mapped& m : ahead_) {
+  for (const Mapped& m : ahead) {  // what the poll was not given is dropped
     if (m.device != fabric::kNone) ahead_of_[m.device] = 0;
   }
-  ahead_.clear();
   for (Mapped& m : judged) {
     for (const telemetry::PortSample& s : m.samples) {
       const telemetry::PortDelta d = tracker_.observe(s);

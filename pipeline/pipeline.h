@@ -116,10 +116,10 @@ class Pipeline {
   std::vector<double> error_events_;
   std::vector<Time> last_missed_;  // per device: the last poll it missed (silent devices)
   detectors::StaleConfig stale_config_;
-  // Answers mapped ahead, not yet judged; a judged one is left with device kNone.
-  std::vector<Mapped> ahead_;
-  std::vector<uint32_t> ahead_of_;  // per device: 1 + the index in ahead_ of its latest, 0 if none
-  std::optional<Mapped> take_ahead(const DeviceAnswer& a);
+  // During poll(): per device, 1 + the index of its latest answer mapped ahead, 0 if none.
+  std::vector<uint32_t> ahead_of_;
+  // The answer's mapping from `ahead` (left there with device kNone), if it was mapped ahead.
+  std::optional<Mapped> take_ahead(std::vector<Mapped>& ahead, const DeviceAnswer& a);
 };
 
 }  // namespace medic::pipeline
