@@ -14,6 +14,7 @@
 #include "cli/config_check.h"
 #include "cli/context.h"
 #include "cli/notify.h"
+#include "cli/snmp.h"
 #include "cli/people.h"
 #include "cli/slo.h"
 #include "cli/queue.h"
@@ -657,6 +658,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_slo_commands(ctx);
   add_config_commands(ctx);
   add_notify_commands(ctx);
+  add_snmp_commands(ctx);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

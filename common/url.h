@@ -2,8 +2,11 @@
 // shows a URL (errors, logs, metric labels) and must never show its password.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "common/result.h"
 
 namespace medic {
 
@@ -21,5 +24,15 @@ UrlAuthority url_authority(std::string_view text, size_t scheme, std::string_vie
 // end an authority ("/?#" for a URL; add quotes, spaces and commas for free text). With
 // `bare`, a text with no "://" is read as starting with an authority ("user:pw@host").
 std::string hide_url_passwords(std::string text, std::string_view stops, bool bare = false);
+
+// An SNMP agent's address in a topology: "snmp://HOST[:PORT]" (port 161 when left out;
+// an IPv6 address in brackets); no user, path or query.
+struct SnmpAddress {
+  std::string host;
+  uint16_t port = 161;
+  std::string peer() const;  // net-snmp's "udp:HOST:PORT" ("udp6:[HOST]:PORT" for IPv6)
+};
+bool is_snmp_url(std::string_view url);
+Result<SnmpAddress> parse_snmp_url(std::string_view url);
 
 }  // namespace medic

@@ -11,6 +11,7 @@
 
 #include "common/files.h"
 #include "common/json.h"
+#include "common/url.h"
 #include "common/strings.h"
 
 namespace medic::fabric {
@@ -158,12 +159,17 @@ bool valid_ip(const std::string& s) {
 }
 
 // A telemetry or drain API URL medicd can use: http:// or https:// with a host. Anything
-// else (ftp://, file://, a bare host) would only fail later, at every poll.
-void check_url(Reader& r, const std::string& path, const std::string& url) {
+// else (ftp://, file://, a bare host) would only fail later, at every poll. A switch's
+// counters may also be polled over SNMP (`snmp_ok`): snmp://HOST[:PORT].
+void check_url(Reader& r, const std::string& path, const std::string& url, bool snmp_ok = false) {
+  if (snmp_ok && is_snmp_url(url)) {
+    if (auto a = parse_snmp_url(url); !a.ok()) r.problem(path, a.error());
+    return;
+  }
   const size_t sep = url.find("://");
   const std::string scheme = sep == std::string::npos ? "" : url.substr(0, sep);
   if (scheme != "http" && scheme != "https") {
-    r.problem(path, "URL " + quote(url, 200) + " is not http:// or https://");
+    r.problem(path, "URL " + quote(url, 200) + (snmp_ok ? " is not http://, https:// or snmp://" : " is not http:// or https://"));
   } else if (sep + 3 >= url.size() || url[sep + 3] == '/') {
     r.problem(path, "URL " + quote(url, 200) + " has no host");
   }
@@ -197,7 +203,7 @@ void read_switches(Reader& r, const json& doc, Topology::Builder& b) {
     d.zone = zone.value_or(-1);
     d.plane = plane.value_or(-1);
     d.telemetry_url = telemetry.value_or("");
-    if (telemetry) check_url(r, path + ".telemetry", *telemetry);
+    if (telemetry) check_url(r, path + ".telemetry", *telemetry, true);
     read_probe(r, s, path, d);
     if (const json* drv = r.field(s, path, "driver", true)) {
       const std::string dpath = path + ".driver";

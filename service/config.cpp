@@ -120,6 +120,29 @@ db::DbOptions DaemonConfig::db() const {
   return o;
 }
 
+namespace {
+
+// The credentials switches polled over SNMP need: none when no switch is; an exact error
+// when some are and there are none (or they are wrong).
+std::optional<telemetry::SnmpCredentials> snmp_credentials(const fabric::Topology& topo, const DaemonSettings& s) {
+  size_t over_snmp = 0;
+  for (const auto& d : topo.devices()) over_snmp += is_snmp_url(d.telemetry_url) ? 1 : 0;
+  if (over_snmp == 0) return std::nullopt;
+  auto c = s.snmp_credentials_path.empty() ? telemetry::SnmpCredentials::from_env()
+                                           : telemetry::SnmpCredentials::load_file(s.snmp_credentials_path);
+  if (!c.ok()) {
+    if (c.kind() == ErrorKind::not_found && s.snmp_credentials_path.empty()) {
+      throw std::invalid_argument(s.topology_path + ": " + std::to_string(over_snmp) +
+                                  " switch(es) are polled over SNMP (snmp://), but there are no SNMP credentials: "
+                                  "--snmp-credentials FILE, or MEDIC_SNMP_COMMUNITY / MEDIC_SNMP_USER");
+    }
+    throw std::invalid_argument(c.error());
+  }
+  return *c;
+}
+
+}  // namespace
+
 LoadedFiles LoadedFiles::load(const DaemonSettings& s) {
   LoadedFiles f;
   f.topology = std::make_shared<const fabric::Topology>(fabric::load_topology_file(s.topology_path));
@@ -141,6 +164,7 @@ LoadedFiles LoadedFiles::load(const DaemonSettings& s) {
   }
   f.capacity = remediation::CapacityConfig::load_file(s.capacity_path);
   f.policy = remediation::RemediationPolicy::load_file(s.policy_path);
+  f.snmp = snmp_credentials(*f.topology, s);
   return f;
 }
 

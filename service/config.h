@@ -14,6 +14,9 @@
 #include "remediation/capacity_config.h"
 #include "remediation/policy.h"
 #include "telemetry/mapping.h"
+#include "telemetry/snmp.h"
+
+#include <optional>
 #include "triage/triage.h"
 
 namespace medic::service {
@@ -37,6 +40,9 @@ struct DaemonSettings {
   std::string driver_ca;      // PEM CA bundle that signed the switches' https:// drain API certificates
   std::string capacity_path;  // floors per group kind and the drain budget (default data/capacity.json)
   std::string policy_path;    // remediation policy (default data/remediation.json)
+  // SNMP credentials (telemetry/snmp.h) for switches polled at snmp://; without a file, the
+  // environment's MEDIC_SNMP_* variables.
+  std::string snmp_credentials_path;
   std::string name;           // this daemon's name in the leader row and the actions (default host:pid)
   double snapshot_retention_days = 30;  // snapshots older than this are pruned (0: kept forever)
   int incident_snapshots = 32;  // snapshots of incidents opened in one poll cycle, at most (the rest counted)
@@ -112,6 +118,8 @@ struct LoadedFiles {
   detectors::DetectorConfig detectors;
   remediation::CapacityConfig capacity;
   remediation::RemediationPolicy policy;
+  // Set when the topology polls a switch over SNMP (from --snmp-credentials or MEDIC_SNMP_*).
+  std::optional<telemetry::SnmpCredentials> snmp;
 
   static LoadedFiles load(const DaemonSettings& s);
 };

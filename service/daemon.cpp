@@ -301,11 +301,22 @@ void Daemon::cycle(const LeadershipState& leadership) {
   };
   // Each answer goes to the map workers the moment it arrives, bytes and all, while the
   // rest are still on their way; poll() below judges them all in order.
-  const auto results = p_.collector.scrape(due, clock_, [&](telemetry::ScrapeResult& r) {
+  auto hand_over = [&](telemetry::ScrapeResult& r) {
     if (!r.ok) return;
     const pipeline::DeviceAnswer a = answer_of(r);  // its format read from the body, before the body goes
     p_.pipeline.map_ahead(a, std::move(r.body));
-  });
+  };
+  std::vector<telemetry::ScrapeTarget> snmp_due;
+  if (p_.snmp != nullptr) {
+    const auto over_snmp = std::stable_partition(due.begin(), due.end(),
+                                                 [](const auto& t) { return !is_snmp_url(t.url); });
+    snmp_due.assign(over_snmp, due.end());
+    due.erase(over_snmp, due.end());
+  }
+  auto results = p_.collector.scrape(due, clock_, hand_over);
+  if (!snmp_due.empty()) {
+    for (auto& r : p_.snmp->scrape(snmp_due, clock_, hand_over)) results.push_back(std::move(r));
+  }
   // Most devices failing at once is the collector's outage, not theirs: nobody backs off
   // for it, so that everyone is asked again the moment it ends.
   const size_t failed = static_cast<size_t>(std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.ok; }));

@@ -41,6 +41,7 @@
 #include "service/leadership.h"
 #include "telemetry/backoff.h"
 #include "telemetry/collector.h"
+#include "telemetry/snmp_collector.h"
 
 namespace medic::service {
 
@@ -72,6 +73,7 @@ struct DaemonParts {
   db::RemediationRecords& records;
   db::DbRemediationStore& remediation_store;
   telemetry::Collector& collector;
+  telemetry::SnmpCollector* snmp;  // switches polled at snmp:// (nullptr: none is)
   telemetry::Backoff& backoff;
   pipeline::Pipeline& pipeline;
   remediation::CapacityModel& capacity;
@@ -119,7 +121,7 @@ class Daemon {
   uint64_t probe_packets_seen_ = 0;  // the prober's packets already added to medic_probe_packets_sent_total
   uint64_t probes_late_seen_ = 0;    // and its late or foreign replies to medic_probes_late_total
   bool can_probe_ = false;
-  std::vector<telemetry::ScrapeTarget> targets_;
+  std::vector<telemetry::ScrapeTarget> targets_;  // HTTP and SNMP, told apart by is_snmp_url
   std::vector<triage::Maintenance> maintenance_;
   Time maintenance_loaded_{};
   Time snapshots_pruned_{};

@@ -28,6 +28,7 @@
 #include "service/options.h"
 #include "telemetry/backoff.h"
 #include "telemetry/collector.h"
+#include "telemetry/snmp_collector.h"
 #include "common/metrics.h"
 #include "service/signals.h"
 #include "service/slo_metrics.h"
@@ -107,6 +108,14 @@ int main(int argc, char** argv) {
     copt.timeout_s = settings.scrape_timeout_s;
     copt.max_in_flight = static_cast<size_t>(settings.scrape_concurrency);
     telemetry::Collector collector(copt);
+    std::unique_ptr<telemetry::SnmpCollector> snmp;
+    if (files.snmp) {
+      telemetry::SnmpOptions sopt;
+      sopt.timeout_s = settings.scrape_timeout_s;
+      sopt.max_in_flight = static_cast<size_t>(settings.scrape_concurrency);
+      snmp = std::make_unique<telemetry::SnmpCollector>(*files.snmp, sopt);
+      spdlog::info("SNMP: switches at snmp:// are polled with {}", files.snmp->describe());
+    }
     telemetry::Backoff backoff(topology.devices().size(), config.poll_interval(), from_seconds(settings.backoff_max_s));
     pipeline::Pipeline pipeline(topology, *files.counter_map, files.detectors, config.triage(), config.map_workers());
     remediation::CapacityModel capacity(capacity_topology, files.capacity.budget());
@@ -128,7 +137,7 @@ int main(int argc, char** argv) {
                                    registry);
     service::Daemon daemon(config,
                            service::DaemonParts{topology, capacity_topology, files.detectors, db, inventory, incidents,
-                                                maintenance, snapshots, records, remediation_store, collector, backoff,
+                                                maintenance, snapshots, records, remediation_store, collector, snmp.get(), backoff,
                                                 pipeline, capacity, workflow, registry},
                            clock);
 

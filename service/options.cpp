@@ -679,6 +679,9 @@ DaemonOptions::DaemonOptions(std::string program) : impl_(std::make_unique<Impl>
       ->check(CLI::ExistingFile);
   m.add("--capacity", s.capacity_path, "capacity floors per group kind and drain budget (default: data/capacity.json)");
   m.add("--policy", s.policy_path, "remediation policy (default: data/remediation.json)");
+  m.add("--snmp-credentials", s.snmp_credentials_path,
+        "JSON file of the SNMP credentials for switches polled at snmp:// (default: $MEDIC_SNMP_COMMUNITY, or "
+        "$MEDIC_SNMP_USER with $MEDIC_SNMP_AUTH_PASSWORD and $MEDIC_SNMP_PRIV_PASSWORD)");
   m.add("--name", s.name, "this daemon's name in the leader row and its actions (default: HOST:PID)");
   m.add("--snapshot-retention", s.snapshot_retention_days, "days snapshots are kept (0: forever)");
   m.add("--incident-snapshots", s.incident_snapshots,

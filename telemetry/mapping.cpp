@@ -48,9 +48,13 @@ double apply(const MapRule& r, double v) {
 
 namespace {
 
-// Reads one rule array ("prometheus" keyed by metric, "openconfig" keyed by path).
-void read_rules(const json& doc, const char* section, bool is_prom, const std::string& source,
+enum class Section : uint8_t { prometheus, openconfig, snmp };
+
+// Reads one rule array ("prometheus" keyed by metric, "openconfig" keyed by path, "snmp"
+// keyed by MIB object, each interface named by its ifName).
+void read_rules(const json& doc, const char* section, Section kind, const std::string& source,
                 StringMap<std::vector<MapRule>>& into) {
+  const bool is_prom = kind == Section::prometheus;
   auto fail = [&](const std::string& path, const std::string& what) {
     throw CounterMapError(source + ": " + path + ": " + what);
   };
@@ -60,7 +64,7 @@ void read_rules(const json& doc, const char* section, bool is_prom, const std::s
     return;
   }
   if (!it->is_array()) fail(std::string("$.") + section, "expected an array of rules");
-  const char* key_name = is_prom ? "metric" : "path";
+  const char* key_name = is_prom ? "metric" : kind == Section::snmp ? "object" : "path";
   for (size_t i = 0; i < it->size(); ++i) {
     const json& r = (*it)[i];
     const std::string path = std::string("$.") + section + "[" + std::to_string(i) + "]";
@@ -84,6 +88,7 @@ void read_rules(const json& doc, const char* section, bool is_prom, const std::s
     const std::string name = str(key_name, true);
     const std::string counter = str("counter", true);
     if (is_prom) rule.port_label = str("port_label", true);
+    if (kind == Section::snmp) rule.port_label = "ifName";
     const auto c = parse_counter(counter);
     if (!c) fail(path + ".counter", "unknown canonical counter " + quote(counter));
     rule.counter = *c;
@@ -123,7 +128,7 @@ CounterMap CounterMap::parse(std::string_view text, const std::string& source) {
   const json doc = std::move(*parsed);
   if (!doc.is_object()) throw CounterMapError(source + ": $: expected an object");
   for (const auto& [k, v] : doc.items()) {
-    if (k != "version" && k != "prometheus" && k != "openconfig" && k != "comment") {
+    if (k != "version" && k != "prometheus" && k != "openconfig" && k != "snmp" && k != "comment") {
       throw CounterMapError(source + ": $: unknown key " + quote(k));
     }
   }
@@ -131,8 +136,9 @@ CounterMap CounterMap::parse(std::string_view text, const std::string& source) {
     throw CounterMapError(source + ": $.version: unsupported version " + v->dump() + " (this build reads version 1)");
   }
   CounterMap m;
-  read_rules(doc, "prometheus", true, source, m.prom_);
-  read_rules(doc, "openconfig", false, source, m.oc_);
+  read_rules(doc, "prometheus", Section::prometheus, source, m.prom_);
+  read_rules(doc, "openconfig", Section::openconfig, source, m.oc_);
+  read_rules(doc, "snmp", Section::snmp, source, m.snmp_);
   return m;
 }
 
@@ -152,7 +158,13 @@ const std::vector<MapRule>* CounterMap::openconfig(std::string_view path) const 
   return it == oc_.end() ? nullptr : &it->second;
 }
 
+const std::vector<MapRule>* CounterMap::snmp(std::string_view object) const {
+  const auto it = snmp_.find(object);
+  return it == snmp_.end() ? nullptr : &it->second;
+}
+
 PayloadFormat detect_format(std::string_view content_type, std::string_view body) {
+  if (content_type.find("x-medic-snmp") != std::string_view::npos) return PayloadFormat::snmp;
   if (content_type.find("json") != std::string_view::npos) return PayloadFormat::openconfig;
   for (const char c : body) {
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
@@ -250,7 +262,9 @@ class ScrapeMapper::Builder {
 
 class ScrapeMapper::Sink final : public PromSink {
  public:
-  explicit Sink(Builder& b) : b_(b) {}
+  // `rules_of`: CounterMap::prometheus, or CounterMap::snmp for the SNMP collector's answers.
+  using RulesOf = const std::vector<MapRule>* (CounterMap::*)(std::string_view) const;
+  explicit Sink(Builder& b, RulesOf rules_of = &CounterMap::prometheus) : b_(b), rules_of_(rules_of) {}
   std::string_view last_name_;
   const std::vector<MapRule>* last_rules_ = nullptr;
 
@@ -264,7 +278,7 @@ class ScrapeMapper::Sink final : public PromSink {
     // Consecutive samples usually share a metric name.
     if (s.name != last_name_ || last_name_.empty()) {
       last_name_ = s.name;
-      last_rules_ = b_.map().prometheus(s.name);
+      last_rules_ = (b_.map().*rules_of_)(s.name);
     }
     const auto* rules = last_rules_;
     if (rules == nullptr) {
@@ -292,6 +306,7 @@ class ScrapeMapper::Sink final : public PromSink {
 
  private:
   Builder& b_;
+  RulesOf rules_of_;
 };
 
 class ScrapeMapper::OcSinkImpl final : public OcSink {
@@ -354,9 +369,19 @@ void add_stats(MapStats* to, const MapStats& from) {
 
 Status ScrapeMapper::map_prometheus(fabric::DeviceId device, std::string_view body, Time time,
                                     std::vector<PortSample>& out, MapStats* stats) {
+  return map_text(device, body, time, out, stats, false);
+}
+
+Status ScrapeMapper::map_snmp(fabric::DeviceId device, std::string_view body, Time time,
+                              std::vector<PortSample>& out, MapStats* stats) {
+  return map_text(device, body, time, out, stats, true);
+}
+
+Status ScrapeMapper::map_text(fabric::DeviceId device, std::string_view body, Time time,
+                              std::vector<PortSample>& out, MapStats* stats, bool snmp) {
   MapStats local;
   Builder b(*this, device, time, out, local);
-  Sink sink(b);
+  Sink sink(b, snmp ? &CounterMap::snmp : &CounterMap::prometheus);
   Status st = parser_.parse(body, sink);
   if (!st.ok()) {
     b.discard();
@@ -384,8 +409,12 @@ Status ScrapeMapper::map_openconfig(fabric::DeviceId device, std::string_view bo
 
 Status ScrapeMapper::map(fabric::DeviceId device, PayloadFormat format, std::string_view body, Time time,
                          std::vector<PortSample>& out, MapStats* stats) {
-  return format == PayloadFormat::openconfig ? map_openconfig(device, body, time, out, stats)
-                                             : map_prometheus(device, body, time, out, stats);
+  switch (format) {
+    case PayloadFormat::openconfig: return map_openconfig(device, body, time, out, stats);
+    case PayloadFormat::snmp: return map_snmp(device, body, time, out, stats);
+    case PayloadFormat::prometheus: break;
+  }
+  return map_prometheus(device, body, time, out, stats);
 }
 
 }  // namespace medic::telemetry

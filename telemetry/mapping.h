@@ -50,11 +50,14 @@ class CounterMap {
   const std::vector<MapRule>* prometheus(std::string_view metric) const;
   // Rules for an OpenConfig leaf path without keys or module prefixes, or nullptr.
   const std::vector<MapRule>* openconfig(std::string_view path) const;
-  size_t size() const { return prom_.size() + oc_.size(); }
+  // Rules for a MIB object the SNMP collector reads (telemetry/snmp.h), or nullptr.
+  const std::vector<MapRule>* snmp(std::string_view object) const;
+  size_t size() const { return prom_.size() + oc_.size() + snmp_.size(); }
 
  private:
   StringMap<std::vector<MapRule>> prom_;
   StringMap<std::vector<MapRule>> oc_;
+  StringMap<std::vector<MapRule>> snmp_;
 };
 
 struct MapStats {
@@ -75,9 +78,10 @@ struct MapStats {
   }
 };
 
-enum class PayloadFormat : uint8_t { prometheus, openconfig };
-// JSON answers (by content type, or by a body starting with '{') are OpenConfig; the rest is
-// the Prometheus text format.
+enum class PayloadFormat : uint8_t { prometheus, openconfig, snmp };
+// The SNMP collector's answers (by their content type, kSnmpContentType) are snmp; JSON
+// answers (by content type, or by a body starting with '{') are OpenConfig; the rest is the
+// Prometheus text format.
 PayloadFormat detect_format(std::string_view content_type, std::string_view body);
 
 // Turns one device's scrape into one PortSample per port it reported on.
@@ -90,10 +94,15 @@ class ScrapeMapper {
                         std::vector<PortSample>& out, MapStats* stats = nullptr);
   Status map_openconfig(fabric::DeviceId device, std::string_view body, Time time,
                         std::vector<PortSample>& out, MapStats* stats = nullptr);
+  // An SNMP walk as the SNMP collector renders it: the counter map's "snmp" rules.
+  Status map_snmp(fabric::DeviceId device, std::string_view body, Time time, std::vector<PortSample>& out,
+                  MapStats* stats = nullptr);
   Status map(fabric::DeviceId device, PayloadFormat format, std::string_view body, Time time,
              std::vector<PortSample>& out, MapStats* stats = nullptr);
 
  private:
+  Status map_text(fabric::DeviceId device, std::string_view body, Time time, std::vector<PortSample>& out,
+                  MapStats* stats, bool snmp);
   class Builder;
   class Sink;
   class OcSinkImpl;

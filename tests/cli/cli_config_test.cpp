@@ -1,7 +1,9 @@
 // `medic config check FILE`: medicd's config file checked as medicd checks it at start-up
 // (keys, values, settings, every file it names), without a database; the same messages as
 // medicd for every bad file.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <string>
@@ -95,6 +97,33 @@ TEST_F(CliConfig, EveryFileItNamesIsLoaded) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
             "medic: " + dir.file("bad-detectors.json") + ": $.version: unsupported version 2 (this build reads version 1)\n");
+}
+
+// A topology whose switches are polled over SNMP needs credentials before medicd starts:
+// from --snmp-credentials FILE or the environment, checked like every other file.
+TEST_F(CliConfig, SwitchesPolledOverSnmpNeedTheirCredentials) {
+  ScopedUnset community{"MEDIC_SNMP_COMMUNITY"}, user{"MEDIC_SNMP_USER"};
+  nlohmann::json topo = nlohmann::json::parse(testing::read_file(dir.file("demo.json")));
+  for (auto& sw : topo["switches"]) sw["telemetry"] = "snmp://127.0.0.1:16100";
+  ASSERT_GT(topo["switches"].size(), 0u);
+  testing::write_file(dir.file("snmp.json"), topo.dump());
+  const std::string file = config("medicd.toml", "topology = \"{DIR}/snmp.json\"\n");
+  const Ran none = medic({"config", "check", file});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_THAT(none.err, ::testing::MatchesRegex("medic: .*snmp.json: [0-9]+ switch\\(es\\) are polled over SNMP \\(snmp://\\), "
+                                                "but there are no SNMP credentials: --snmp-credentials FILE, or "
+                                                "MEDIC_SNMP_COMMUNITY / MEDIC_SNMP_USER\n"));
+  testing::write_file(dir.file("snmp-creds.json"), R"({"version": "3", "user": "medic", "auth_password": "short"})");
+  const std::string bad = config("bad.toml", "topology = \"{DIR}/snmp.json\"\nsnmp-credentials = \"{DIR}/snmp-creds.json\"\n");
+  const Ran refused = medic({"config", "check", bad});
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_EQ(refused.err, "medic: " + dir.file("snmp-creds.json") + ": $.auth_password: at least 8 characters (RFC 3414)\n");
+  testing::write_file(dir.file("snmp-creds.json"), R"({"version": "2c", "community": "fabric-ro"})");
+  const Ran ok = medic({"config", "check", bad});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  ::setenv("MEDIC_SNMP_COMMUNITY", "fabric-ro", 1);
+  const Ran from_env = medic({"config", "check", file});
+  EXPECT_EQ(from_env.code, 0) << from_env.err;
 }
 
 // The latency check asks for round trips the prober must keep: a detectors file asking for

@@ -347,10 +347,29 @@ TEST(LoaderErrors, TelemetryAndDrainUrlsMustBeHttp) {
   doc["switches"][0]["driver"]["url"] = "gopher://sim/rpc";
   doc["hosts"][0]["telemetry"] = "http://";
   EXPECT_THAT(problems_of(doc),
-              ElementsAre("t.json: $.switches[0].telemetry: URL \"ftp://sim/s/rtsw1/metrics\" is not http:// or https://",
+              ElementsAre("t.json: $.switches[0].telemetry: URL \"ftp://sim/s/rtsw1/metrics\" is not http://, https:// or snmp://",
                           "t.json: $.switches[0].driver.url: URL \"gopher://sim/rpc\" is not http:// or https://",
-                          "t.json: $.switches[1].telemetry: URL \"file:///etc/passwd\" is not http:// or https://",
+                          "t.json: $.switches[1].telemetry: URL \"file:///etc/passwd\" is not http://, https:// or snmp://",
                           "t.json: $.hosts[0].telemetry: URL \"http://\" has no host"));
+}
+
+TEST(LoaderErrors, SwitchesMayBePolledOverSnmpAtAnAgentAddress) {
+  json doc = valid_doc();
+  doc["switches"][0]["telemetry"] = "snmp://192.0.2.1";
+  doc["switches"][1]["telemetry"] = "snmp://[2001:db8::1]:1161";
+  const Topology t = parse_topology(doc.dump(), kSource);
+  EXPECT_EQ(t.device(*t.find_device("rtsw2")).telemetry_url, "snmp://[2001:db8::1]:1161");
+  doc["switches"][0]["telemetry"] = "snmp://";
+  doc["switches"][1]["telemetry"] = "snmp://agent:0";
+  doc["switches"][2]["telemetry"] = "snmp://agent/ifTable";
+  doc["hosts"][0]["telemetry"] = "snmp://host-nic";  // a host's NIC exporter is HTTP only
+  EXPECT_THAT(
+      problems_of(doc),
+      ElementsAre("t.json: $.switches[0].telemetry: SNMP address \"snmp://\" has no host",
+                  "t.json: $.switches[1].telemetry: SNMP address \"snmp://agent:0\": port \"0\" is not a number from 1 to 65535",
+                  "t.json: $.switches[2].telemetry: SNMP address \"snmp://agent/ifTable\": \"agent/ifTable\" is not a host "
+                  "name or address (snmp://HOST[:PORT], no path, user or query)",
+                  "t.json: $.hosts[0].telemetry: URL \"snmp://host-nic\" is not http:// or https://"));
 }
 
 TEST(LoaderErrors, ZeroSpeed) {

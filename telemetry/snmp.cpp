@@ -1,0 +1,309 @@
+#include "telemetry/snmp.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <unordered_map>
+
+#include "common/files.h"
+#include "common/json.h"
+#include "common/strings.h"
+
+namespace medic::telemetry {
+
+namespace {
+
+constexpr uint32_t kSysUpTime0[] = {1, 3, 6, 1, 2, 1, 1, 3, 0};
+
+std::vector<uint32_t> col(std::initializer_list<uint32_t> table, uint32_t column) {
+  std::vector<uint32_t> o(table);
+  o.push_back(column);
+  return o;
+}
+
+bool has_prefix(const std::vector<uint32_t>& oid, const std::vector<uint32_t>& prefix) {
+  return oid.size() > prefix.size() && std::equal(prefix.begin(), prefix.end(), oid.begin());
+}
+
+// An interface name that can stand in a label as it is (switch ports always can).
+bool plain_label(std::string_view s) {
+  return !s.empty() && s.size() <= 256 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c != '"' && c != '\\' && c != 0x7f; });
+}
+
+}  // namespace
+
+// --- credentials ------------------------------------------------------------------------
+
+Result<SnmpCredentials> SnmpCredentials::parse(std::string_view text, const std::string& source) {
+  auto doc = parse_json(text, source);
+  if (!doc) return doc.failure();
+  const nlohmann::json& j = *doc;
+  auto fail = [&](const std::string& path, const std::string& what) {
+    return Error::invalid(source + ": " + path + ": " + what);
+  };
+  if (!j.is_object()) return fail("$", std::string("expected an object, got ") + json_type_name(j));
+  for (const auto& [k, v] : j.items()) {
+    static constexpr std::string_view known[] = {"version",      "community",     "user",         "auth_protocol",
+                                                 "auth_password", "priv_protocol", "priv_password", "comment"};
+    if (std::find(std::begin(known), std::end(known), k) == std::end(known)) return fail("$", "unknown key " + quote(k));
+    if (!v.is_string()) return fail("$." + k, std::string("expected a string, got ") + json_type_name(v));
+  }
+  auto str = [&](const char* k) { return j.contains(k) ? j[k].get<std::string>() : std::string(); };
+  SnmpCredentials c;
+  const std::string version = str("version");
+  if (version == "2c" || version == "v2c") {
+    c.version = Version::v2c;
+    c.community = str("community");
+    if (c.community.empty()) return fail("$.community", "SNMPv2c needs a community");
+    for (const char* k : {"user", "auth_protocol", "auth_password", "priv_protocol", "priv_password"}) {
+      if (j.contains(k)) return fail(std::string("$.") + k, "is for SNMPv3; this file says version 2c");
+    }
+  } else if (version == "3" || version == "v3") {
+    c.version = Version::v3;
+    if (j.contains("community")) return fail("$.community", "is for SNMPv2c; this file says version 3");
+    c.user = str("user");
+    if (c.user.empty()) return fail("$.user", "SNMPv3 needs a user");
+    if (c.user.size() > 32) return fail("$.user", "at most 32 characters (RFC 3414)");
+    if (const auto p = str("auth_protocol"); !p.empty() && p != "SHA" && p != "SHA1") {
+      return fail("$.auth_protocol", "unsupported " + quote(p) + " (this build authenticates with SHA)");
+    }
+    if (const auto p = str("priv_protocol"); !p.empty() && p != "AES" && p != "AES128") {
+      return fail("$.priv_protocol", "unsupported " + quote(p) + " (this build encrypts with AES-128)");
+    }
+    c.auth_password = str("auth_password");
+    c.priv_password = str("priv_password");
+    if (c.auth_password.size() < 8) return fail("$.auth_password", "at least 8 characters (RFC 3414)");
+    if (c.priv_password.size() < 8) return fail("$.priv_password", "at least 8 characters (RFC 3414)");
+  } else if (version.empty()) {
+    return fail("$.version", "missing: \"2c\" or \"3\"");
+  } else {
+    return fail("$.version", "unsupported " + quote(version) + " (\"2c\" or \"3\")");
+  }
+  return c;
+}
+
+Result<SnmpCredentials> SnmpCredentials::load_file(const std::string& path) {
+  auto text = read_data_file(path, 64 * 1024);
+  if (!text) return text.failure();
+  return parse(*text, path);
+}
+
+Result<SnmpCredentials> SnmpCredentials::from_env() {
+  auto env = [](const char* k) {
+    const char* v = std::getenv(k);
+    return v == nullptr ? std::string() : std::string(v);
+  };
+  const std::string community = env("MEDIC_SNMP_COMMUNITY"), user = env("MEDIC_SNMP_USER");
+  if (!community.empty() && !user.empty()) {
+    return Error::invalid("both MEDIC_SNMP_COMMUNITY and MEDIC_SNMP_USER are set: say which of SNMPv2c or SNMPv3");
+  }
+  nlohmann::json j;
+  if (!community.empty()) {
+    j = {{"version", "2c"}, {"community", community}};
+  } else if (!user.empty()) {
+    j = {{"version", "3"},
+         {"user", user},
+         {"auth_password", env("MEDIC_SNMP_AUTH_PASSWORD")},
+         {"priv_password", env("MEDIC_SNMP_PRIV_PASSWORD")}};
+  } else {
+    return Error::not_found("no SNMP credentials in the environment (MEDIC_SNMP_COMMUNITY or MEDIC_SNMP_USER)");
+  }
+  auto c = parse(j.dump(), "the environment");
+  if (!c) {
+    // Name the variables, not the file keys.
+    std::string m = c.error();
+    for (const auto& [key, var] : {std::pair{"$.auth_password", "MEDIC_SNMP_AUTH_PASSWORD"},
+                                   std::pair{"$.priv_password", "MEDIC_SNMP_PRIV_PASSWORD"},
+                                   std::pair{"$.user", "MEDIC_SNMP_USER"}}) {
+      if (const size_t at = m.find(key); at != std::string::npos) m.replace(at, std::string_view(key).size(), var);
+    }
+    return Error::invalid(std::move(m));
+  }
+  return c;
+}
+
+std::string SnmpCredentials::describe() const {
+  if (version == Version::v2c) return "SNMPv2c (community set)";
+  return "SNMPv3 user " + quote(user) + ", authPriv SHA/AES";
+}
+
+// --- what is walked ---------------------------------------------------------------------
+
+const std::vector<SnmpColumn>& snmp_columns() {
+  // IF-MIB ifTable 1.3.6.1.2.1.2.2.1, ifXTable 1.3.6.1.2.1.31.1.1.1; EtherLike-MIB
+  // dot3StatsTable 1.3.6.1.2.1.10.7.2.1 and dot3PauseTable 1.3.6.1.2.1.10.7.10.1.
+  static const std::vector<SnmpColumn> columns = [] {
+    const std::initializer_list<uint32_t> if_table = {1, 3, 6, 1, 2, 1, 2, 2, 1};
+    const std::initializer_list<uint32_t> ifx_table = {1, 3, 6, 1, 2, 1, 31, 1, 1, 1};
+    const std::initializer_list<uint32_t> dot3_stats = {1, 3, 6, 1, 2, 1, 10, 7, 2, 1};
+    const std::initializer_list<uint32_t> dot3_pause = {1, 3, 6, 1, 2, 1, 10, 7, 10, 1};
+    return std::vector<SnmpColumn>{
+        {"ifName", col(ifx_table, 1)},
+        {"ifOperStatus", col(if_table, 8)},
+        {"ifLastChange", col(if_table, 9)},
+        {"ifHighSpeed", col(ifx_table, 15)},
+        {"ifHCInOctets", col(ifx_table, 6)},
+        {"ifHCInUcastPkts", col(ifx_table, 7)},
+        {"ifHCInMulticastPkts", col(ifx_table, 8)},
+        {"ifHCInBroadcastPkts", col(ifx_table, 9)},
+        {"ifHCOutOctets", col(ifx_table, 10)},
+        {"ifHCOutUcastPkts", col(ifx_table, 11)},
+        {"ifHCOutMulticastPkts", col(ifx_table, 12)},
+        {"ifHCOutBroadcastPkts", col(ifx_table, 13)},
+        {"ifInDiscards", col(if_table, 13)},
+        {"ifInErrors", col(if_table, 14)},
+        {"ifOutDiscards", col(if_table, 19)},
+        {"ifOutErrors", col(if_table, 20)},
+        {"dot3StatsFCSErrors", col(dot3_stats, 3)},
+        {"dot3StatsSymbolErrors", col(dot3_stats, 18)},
+        {"dot3InPauseFrames", col(dot3_pause, 3)},
+        {"dot3OutPauseFrames", col(dot3_pause, 4)},
+        {"ifInOctets", col(if_table, 10), true},
+        {"ifInUcastPkts", col(if_table, 11), true},
+        {"ifOutOctets", col(if_table, 16), true},
+        {"ifOutUcastPkts", col(if_table, 17), true},
+    };
+  }();
+  return columns;
+}
+
+std::span<const uint32_t> snmp_sys_uptime_oid() { return kSysUpTime0; }
+
+// --- one agent across polls ---------------------------------------------------------------
+
+SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
+  const auto& columns = snmp_columns();
+  const size_t ncol = columns.size();
+  auto column_of = [&](std::string_view name) {
+    for (size_t i = 0; i < ncol; ++i) {
+      if (columns[i].name == name) return i;
+    }
+    return ncol;
+  };
+  static const size_t c_name = column_of("ifName"), c_oper = column_of("ifOperStatus"),
+                      c_change = column_of("ifLastChange"), c_hc_in = column_of("ifHCInOctets");
+  // The HC twin of each 32-bit column, which replaces it where present.
+  static const std::vector<size_t> twin = [&] {
+    std::vector<size_t> t(ncol, ncol);
+    for (size_t i = 0; i < ncol; ++i) {
+      if (!columns[i].low_counterpart) continue;
+      std::string hc = "ifHC" + std::string(columns[i].name.substr(2));
+      t[i] = column_of(hc);
+    }
+    return t;
+  }();
+
+  struct Cell {
+    bool set = false;
+    const SnmpValue* v = nullptr;
+  };
+  struct Row {
+    uint32_t if_index = 0;
+    std::vector<Cell> cells;
+  };
+  std::vector<Row> rows;  // in the order the agent first names them
+  std::unordered_map<uint32_t, size_t> row_at;
+  auto row_of = [&](uint32_t index) -> Row& {
+    const auto [it, added] = row_at.try_emplace(index, rows.size());
+    if (added) rows.push_back(Row{index, std::vector<Cell>(ncol)});
+    return rows[it->second];
+  };
+
+  Poll p;
+  std::optional<uint64_t> uptime;
+  for (const SnmpValue& v : values) {
+    if (v.type == SnmpValue::Type::no_such || v.type == SnmpValue::Type::end_of_view) continue;
+    if (std::equal(v.oid.begin(), v.oid.end(), std::begin(kSysUpTime0), std::end(kSysUpTime0))) {
+      if (v.type == SnmpValue::Type::timeticks) uptime = v.number;
+      continue;
+    }
+    for (size_t c = 0; c < ncol; ++c) {
+      if (v.oid.size() != columns[c].oid.size() + 1 || !has_prefix(v.oid, columns[c].oid)) continue;
+      Cell& cell = row_of(v.oid.back()).cells[c];
+      cell.set = true;
+      cell.v = &v;
+      break;
+    }
+  }
+
+  if (uptime && uptime_ && *uptime < *uptime_) p.restarted = true;
+  if (uptime) uptime_ = uptime;
+
+  auto numeric = [&](const Cell& cell, size_t c, uint64_t& out) {
+    if (!cell.set) return false;
+    const auto t = cell.v->type;
+    const bool ok = c == c_change ? t == SnmpValue::Type::timeticks
+                                  : (t == SnmpValue::Type::integer || t == SnmpValue::Type::counter32 ||
+                                     t == SnmpValue::Type::counter64 || t == SnmpValue::Type::gauge32);
+    if (!ok) {
+      if (p.problem.empty()) p.problem = std::string(columns[c].name) + " of ifIndex " + std::to_string(cell.v->oid.back()) + " is not a number";
+      return false;
+    }
+    out = cell.v->number;
+    return true;
+  };
+
+  bool hc_everywhere = true;
+  size_t nameless = 0;
+  std::string& b = p.body;
+  b.reserve(rows.size() * 24 * 48);
+  for (const Row& r : rows) {
+    const Cell& name_cell = r.cells[c_name];
+    if (!name_cell.set || name_cell.v->type != SnmpValue::Type::octets || !plain_label(name_cell.v->text)) {
+      ++nameless;
+      continue;
+    }
+    const std::string& name = name_cell.v->text;
+    ++p.interfaces;
+    if (!r.cells[c_hc_in].set) hc_everywhere = false;
+    auto line = [&](std::string_view object, uint64_t value) {
+      b.append(object);
+      b.append("{ifName=\"");
+      b.append(name);
+      b.append("\",ifIndex=\"");
+      b.append(std::to_string(r.if_index));
+      b.append("\"} ");
+      b.append(std::to_string(value));
+      b.push_back('\n');
+      ++p.values;
+    };
+    for (size_t c = 0; c < ncol; ++c) {
+      if (c == c_name || c == c_change) continue;
+      if (twin[c] < ncol && r.cells[twin[c]].set) continue;  // the 64-bit counter is here
+      uint64_t v = 0;
+      if (!numeric(r.cells[c], c, v)) continue;
+      if (c == c_oper) {
+        line(columns[c].name, static_cast<uint64_t>(static_cast<int64_t>(v) < 0 ? 0 : v));
+      } else {
+        line(columns[c].name, v);
+      }
+    }
+    // Flaps: the state differs from last poll's, or it is the same but changed in between.
+    uint64_t oper = 0, change = 0;
+    const bool has_oper = numeric(r.cells[c_oper], c_oper, oper);
+    const bool has_change = numeric(r.cells[c_change], c_change, change);
+    if (!has_oper) continue;
+    Link& l = links_[name];
+    if (l.known) {
+      if (l.if_index != r.if_index) p.renumbered = true;
+      if (static_cast<int64_t>(oper) != l.oper) {
+        l.flaps += 1;
+      } else if (has_change && !p.restarted && change != l.last_change) {
+        l.flaps += 2;
+      }
+    }
+    l.known = true;
+    l.oper = static_cast<int64_t>(oper);
+    if (has_change) l.last_change = change;
+    l.if_index = r.if_index;
+    line(kSnmpFlapObject, l.flaps);
+  }
+  if (p.interfaces > 0) hc_everywhere_ = hc_everywhere;
+  if (nameless > 0 && p.problem.empty()) {
+    p.problem = std::to_string(nameless) + " interface(s) without a usable ifName were left out";
+  }
+  return p;
+}
+
+}  // namespace medic::telemetry

@@ -1,0 +1,242 @@
+// The SNMP collector against the real net-snmp agent on loopback: what it reads matches what
+// snmpbulkwalk reads from the same agent; SNMPv3 authPriv; wrong credentials, a silent port,
+// an agent answering garbage, an agent restarting, and many agents at once.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "common/files.h"
+#include "telemetry/mapping.h"
+#include "telemetry/snmp_collector.h"
+#include "tests/support/testing.h"
+#include "tests/telemetry/snmpd_fixture.h"
+#include "tests/telemetry/snmpwalk_text.h"
+
+namespace medic::telemetry {
+namespace {
+
+using ::testing::HasSubstr;
+
+SnmpCredentials v2c(const std::string& community = kCommunity) {
+  SnmpCredentials c;
+  c.community = community;
+  return c;
+}
+SnmpCredentials v3(const std::string& auth = kAuthPass, const std::string& user = kV3User) {
+  SnmpCredentials c;
+  c.version = SnmpCredentials::Version::v3;
+  c.user = user;
+  c.auth_password = auth;
+  c.priv_password = kPrivPass;
+  return c;
+}
+SnmpOptions quick() {
+  SnmpOptions o;
+  o.timeout_s = 1.0;
+  o.request_timeout_s = 0.3;
+  o.retries = 1;
+  return o;
+}
+
+// Rendered lines of a body by "OBJECT{ifName=\"N\"" prefix -> value.
+std::map<std::string, double> values_of(const std::string& body) {
+  std::map<std::string, double> out;
+  size_t at = 0;
+  while (at < body.size()) {
+    const size_t nl = body.find('\n', at);
+    const std::string line = body.substr(at, nl - at);
+    at = nl == std::string::npos ? body.size() : nl + 1;
+    const size_t comma = line.find(",ifIndex=");
+    const size_t space = line.rfind(' ');
+    if (comma == std::string::npos || space == std::string::npos) continue;
+    out[line.substr(0, comma)] = std::stod(line.substr(space + 1));
+  }
+  return out;
+}
+
+class SnmpCollectorTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { agent_ = new LoopbackSnmpd(); }
+  static void TearDownTestSuite() {
+    delete agent_;
+    agent_ = nullptr;
+  }
+  static LoopbackSnmpd* agent_;
+  SystemClock clock_;
+};
+LoopbackSnmpd* SnmpCollectorTest::agent_ = nullptr;
+
+TEST_F(SnmpCollectorTest, ReadsWhatSnmpbulkwalkReadsFromTheSameAgent) {
+  SnmpCollector collector(v2c(), quick());
+  const ScrapeTarget t{0, agent_->url()};
+  const auto r = collector.scrape({&t, 1}, clock_);
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_TRUE(r[0].ok) << r[0].error;
+  EXPECT_EQ(r[0].content_type, kSnmpContentType);
+  EXPECT_EQ(detect_format(r[0].content_type, r[0].body), PayloadFormat::snmp);
+  // The same agent as snmpbulkwalk reads it, after: names and states equal, counters no lower.
+  std::string text = agent_->bulkwalk("1.3.6.1.2.1.1.3");
+  for (const char* table : {"1.3.6.1.2.1.2.2.1", "1.3.6.1.2.1.31.1.1.1", "1.3.6.1.2.1.10.7.2.1"}) text += agent_->bulkwalk(table);
+  SnmpAgentState reference;
+  const auto walked = reference.render(parse_snmpwalk(text));
+  const auto ours = values_of(r[0].body), theirs = values_of(walked.body);
+  ASSERT_GE(theirs.size(), 20u);
+  EXPECT_EQ(ours.size(), theirs.size());
+  for (const auto& [key, value] : theirs) {
+    ASSERT_TRUE(ours.contains(key)) << key << " read by snmpbulkwalk, not by the collector:\n" << r[0].body;
+    if (key.rfind("ifOperStatus", 0) == 0 || key.rfind("ifHighSpeed", 0) == 0) {
+      EXPECT_EQ(ours.at(key), value) << key;
+    } else {
+      EXPECT_LE(ours.at(key), value) << key << ": the collector read first, counters only grow";
+    }
+  }
+  EXPECT_TRUE(ours.contains("ifHCInOctets{ifName=\"lo\"")) << r[0].body;
+  // Every value in one or a few GETBULK requests, not one request per value.
+  EXPECT_GE(collector.counters().requests, 1u);
+  EXPECT_LT(collector.counters().requests, ours.size() / 4);
+}
+
+TEST_F(SnmpCollectorTest, V3AuthPrivReadsTheSameAndAnUnknownUserIsRefusedBySayingSo) {
+  SnmpCollector ok(v3(), quick());
+  const ScrapeTarget t{0, agent_->url()};
+  const auto r = ok.scrape({&t, 1}, clock_);
+  ASSERT_TRUE(r[0].ok) << r[0].error;
+  EXPECT_TRUE(values_of(r[0].body).contains("ifOperStatus{ifName=\"lo\""));
+
+  // net-snmp keeps one key set per user and engine in a process, as medicd has one set of
+  // credentials: a wrong password for this user is the CLI test's (a process of its own).
+  SnmpCollector wrong(v3(kAuthPass, "nosuchuser"), quick());
+  const auto w = wrong.scrape({&t, 1}, clock_);
+  ASSERT_FALSE(w[0].ok);
+  EXPECT_EQ(w[0].error, "the agent refused the request (SNMPv3 report: wrong user, key or security level)");
+  EXPECT_EQ(w[0].body, "");
+}
+
+TEST_F(SnmpCollectorTest, AWrongCommunityIsSilenceAndEndsInATimeout) {
+  SnmpCollector collector(v2c("not-the-community"), quick());
+  const ScrapeTarget t{0, agent_->url()};
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = collector.scrape({&t, 1}, clock_);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_FALSE(r[0].ok);
+  EXPECT_EQ(r[0].error, "no answer after 2 tries of 300 ms (0 values read)");
+  EXPECT_GE(took, 0.5);  // the retry was waited for (not a bound on speed)
+}
+
+TEST_F(SnmpCollectorTest, ManyAgentsAtOnceEachGetTheirOwnAnswer) {
+  SnmpOptions o = quick();
+  o.timeout_s = 5;
+  o.max_in_flight = 16;
+  SnmpCollector collector(v2c(), o);
+  std::vector<ScrapeTarget> targets;
+  for (fabric::DeviceId d = 0; d < 50; ++d) targets.push_back({d, agent_->url()});
+  targets.push_back({50, "snmp://127.0.0.1:" + std::to_string(free_udp_port())});  // nothing there
+  const auto r = collector.scrape(targets, clock_);
+  ASSERT_EQ(r.size(), targets.size());
+  for (size_t i = 0; i < 50; ++i) {
+    EXPECT_EQ(r[i].device, i);
+    EXPECT_TRUE(r[i].ok) << i << ": " << r[i].error;
+    EXPECT_TRUE(values_of(r[i].body).contains("ifOperStatus{ifName=\"lo\"")) << i;
+  }
+  EXPECT_FALSE(r[50].ok);
+  EXPECT_EQ(r[50].error, "no answer after 2 tries of 300 ms (0 values read)");
+  EXPECT_EQ(collector.counters().opened, 51u);
+  // A second poll reuses every session.
+  const auto again = collector.scrape(targets, clock_);
+  EXPECT_TRUE(again[7].ok);
+  EXPECT_FALSE(again[50].ok);
+  EXPECT_EQ(collector.counters().opened, 51u);
+}
+
+TEST_F(SnmpCollectorTest, EachAnswerIsHandedOverTheMomentItIsComplete) {
+  SnmpCollector collector(v2c(), quick());
+  std::vector<ScrapeTarget> targets = {{3, agent_->url()}, {4, agent_->url()}};
+  std::vector<fabric::DeviceId> seen;
+  const auto r = collector.scrape(targets, clock_, [&](ScrapeResult& x) {
+    seen.push_back(x.device);
+    EXPECT_FALSE(x.body.empty());
+    x.body.clear();  // taken
+  });
+  EXPECT_THAT(seen, ::testing::UnorderedElementsAre(3u, 4u));
+  EXPECT_TRUE(r[0].ok && r[1].ok);
+  EXPECT_EQ(r[0].body, "");
+}
+
+TEST(SnmpCollectorFaults, AnAgentAnsweringGarbageIsATimeoutNotACrash) {
+  // A UDP "agent" that answers every request with bytes that are not SNMP, then with a
+  // truncated BER sequence, for at most 200 datagrams or 10 seconds.
+  const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0};
+  std::thread liar([&] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (int n = 0; n < 200 && !stop && std::chrono::steady_clock::now() < until; ++n) {
+      pollfd p{s, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      char buf[2048];
+      sockaddr_in from{};
+      socklen_t fl = sizeof from;
+      if (::recvfrom(s, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &fl) <= 0) continue;
+      static const unsigned char garbage[] = {0xde, 0xad, 0xbe, 0xef, 0x00};
+      static const unsigned char truncated[] = {0x30, 0x82, 0x05, 0x00, 0x02, 0x01, 0x01, 0x04, 0x06, 'p'};
+      const bool odd = (n % 2) != 0;
+      ::sendto(s, odd ? truncated : garbage, odd ? sizeof truncated : sizeof garbage, 0,
+               reinterpret_cast<sockaddr*>(&from), fl);
+      ++answered;
+    }
+  });
+  SnmpCollector collector(v2c(), quick());
+  const ScrapeTarget t{0, "snmp://127.0.0.1:" + std::to_string(ntohs(a.sin_port))};
+  SystemClock clock;
+  const auto r = collector.scrape({&t, 1}, clock);
+  stop = true;
+  liar.join();
+  ::close(s);
+  EXPECT_GE(answered.load(), 1);
+  ASSERT_FALSE(r[0].ok);
+  EXPECT_EQ(r[0].error, "no answer after 2 tries of 300 ms (0 values read)");
+}
+
+TEST(SnmpCollectorFaults, ARestartedAgentIsSeenAndItsFlapCountsDoNotJump) {
+  LoopbackSnmpd agent;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // sysUpTime past the new agent's
+  SnmpCollector collector(v2c(), quick());
+  const ScrapeTarget t{0, agent.url()};
+  SystemClock clock;
+  const auto before = collector.scrape({&t, 1}, clock);
+  ASSERT_TRUE(before[0].ok) << before[0].error;
+  agent.restart();
+  const auto after = collector.scrape({&t, 1}, clock);
+  ASSERT_TRUE(after[0].ok) << after[0].error;
+  EXPECT_EQ(collector.counters().restarts, 1u);
+  EXPECT_EQ(values_of(after[0].body).at("ifOperStatusChanges{ifName=\"lo\""), 0);
+}
+
+TEST(SnmpCollectorFaults, AnAddressThatIsNotSnmpFailsThatTargetOnly) {
+  SnmpCollector collector(v2c(), quick());
+  SystemClock clock;
+  const std::vector<ScrapeTarget> targets = {{0, "snmp://bad host"}, {1, "snmp://127.0.0.1:" + std::to_string(free_udp_port())}};
+  const auto r = collector.scrape(targets, clock);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_FALSE(r[0].ok);
+  EXPECT_THAT(r[0].error, HasSubstr("is not a host name or address"));
+  EXPECT_FALSE(r[1].ok);
+  EXPECT_EQ(r[1].error, "no answer after 2 tries of 300 ms (0 values read)");
+}
+
+}  // namespace
+}  // namespace medic::telemetry

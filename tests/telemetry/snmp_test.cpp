@@ -1,0 +1,360 @@
+// SNMP without the network: agent addresses, credentials, and how one agent's walk (as
+// snmpbulkwalk printed it from a real net-snmp agent) becomes an answer the counter map
+// reads: HC counters over their 32-bit twins, flaps between polls, restarts, renumbering,
+// and values of the wrong kind.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "common/files.h"
+#include "telemetry/mapping.h"
+#include "telemetry/snmp.h"
+#include "tests/support/testing.h"
+#include "tests/telemetry/snmpwalk_text.h"
+
+namespace medic::telemetry {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using medic::testing::fixture_path;
+using medic::testing::read_file;
+
+// --- addresses ---
+
+TEST(SnmpAddress, HostAndPortWithPort161ByDefault) {
+  auto a = parse_snmp_url("snmp://rtsw001.example");
+  ASSERT_TRUE(a.ok()) << a.error();
+  EXPECT_EQ(a->host, "rtsw001.example");
+  EXPECT_EQ(a->port, 161);
+  EXPECT_EQ(a->peer(), "udp:rtsw001.example:161");
+  auto b = parse_snmp_url("snmp://127.0.0.1:16161");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->peer(), "udp:127.0.0.1:16161");
+  auto c = parse_snmp_url("snmp://[2001:db8::7]:1161");
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c->host, "2001:db8::7");
+  EXPECT_EQ(c->peer(), "udp6:[2001:db8::7]:1161");
+}
+
+TEST(SnmpAddress, EveryMalformedAddressSaysWhatIsWrong) {
+  auto err = [](std::string_view url) {
+    auto a = parse_snmp_url(url);
+    return a.ok() ? std::string("parsed") : a.error();
+  };
+  EXPECT_EQ(err("http://x"), "SNMP address \"http://x\" does not start with snmp://");
+  EXPECT_EQ(err("snmp://"), "SNMP address \"snmp://\" has no host");
+  EXPECT_EQ(err("snmp://:161"), "SNMP address \"snmp://:161\" has no host");
+  EXPECT_EQ(err("snmp://h:"), "SNMP address \"snmp://h:\": empty port");
+  EXPECT_EQ(err("snmp://h:70000"), "SNMP address \"snmp://h:70000\": port \"70000\" is not a number from 1 to 65535");
+  EXPECT_EQ(err("snmp://h:16x"), "SNMP address \"snmp://h:16x\": port \"16x\" is not a number from 1 to 65535");
+  EXPECT_EQ(err("snmp://public@h"),
+            "SNMP address \"snmp://public@h\": \"public@h\" is not a host name or address (snmp://HOST[:PORT], no path, "
+            "user or query)");
+  EXPECT_EQ(err("snmp://[2001:db8::7"), "SNMP address \"snmp://[2001:db8::7\": an IPv6 address needs its closing ]");
+  EXPECT_EQ(err("snmp://[zz]:1"), "SNMP address \"snmp://[zz]:1\": \"zz\" is not an IPv6 address");
+  EXPECT_EQ(err("snmp://[::1]x"), "SNMP address \"snmp://[::1]x\": expected :PORT after the address, got \"x\"");
+  EXPECT_EQ(err(std::string("snmp://h\n") + "x"),
+            "SNMP address \"snmp://h\\x0ax\": \"h\\x0ax\" is not a host name or address (snmp://HOST[:PORT], no path, "
+            "user or query)");
+}
+
+// --- credentials ---
+
+TEST(SnmpCredentials, V2cAndV3FromAFileAndDescribedWithoutASecret) {
+  auto v2 = SnmpCredentials::parse(R"({"version": "2c", "community": "s3cret-community"})", "c.json");
+  ASSERT_TRUE(v2.ok()) << v2.error();
+  EXPECT_EQ(v2->version, SnmpCredentials::Version::v2c);
+  EXPECT_EQ(v2->community, "s3cret-community");
+  EXPECT_EQ(v2->describe(), "SNMPv2c (community set)");
+  auto v3 = SnmpCredentials::parse(R"({"version": "3", "user": "medic", "auth_protocol": "SHA",
+      "auth_password": "auth-secret-1", "priv_protocol": "AES", "priv_password": "priv-secret-1"})",
+                                   "c.json");
+  ASSERT_TRUE(v3.ok()) << v3.error();
+  EXPECT_EQ(v3->user, "medic");
+  EXPECT_EQ(v3->auth_password, "auth-secret-1");
+  EXPECT_EQ(v3->priv_password, "priv-secret-1");
+  EXPECT_EQ(v3->describe(), "SNMPv3 user \"medic\", authPriv SHA/AES");
+  EXPECT_THAT(v3->describe(), Not(HasSubstr("secret")));
+}
+
+TEST(SnmpCredentials, EveryBadFileGetsItsPathAndProblem) {
+  auto err = [](const std::string& text) {
+    auto c = SnmpCredentials::parse(text, "c.json");
+    return c.ok() ? std::string("parsed") : c.error();
+  };
+  EXPECT_EQ(err("[]"), "c.json: $: expected an object, got an array");
+  EXPECT_EQ(err("{}"), "c.json: $.version: missing: \"2c\" or \"3\"");
+  EXPECT_EQ(err(R"({"version": "1", "community": "x"})"), "c.json: $.version: unsupported \"1\" (\"2c\" or \"3\")");
+  EXPECT_EQ(err(R"({"version": "2c"})"), "c.json: $.community: SNMPv2c needs a community");
+  EXPECT_EQ(err(R"({"version": "2c", "community": 7})"), "c.json: $.community: expected a string, got an integer");
+  EXPECT_EQ(err(R"({"version": "2c", "community": "x", "comunity": "y"})"), "c.json: $: unknown key \"comunity\"");
+  EXPECT_EQ(err(R"({"version": "2c", "community": "x", "user": "u"})"),
+            "c.json: $.user: is for SNMPv3; this file says version 2c");
+  EXPECT_EQ(err(R"({"version": "3", "community": "x"})"), "c.json: $.community: is for SNMPv2c; this file says version 3");
+  EXPECT_EQ(err(R"({"version": "3", "auth_password": "12345678", "priv_password": "12345678"})"),
+            "c.json: $.user: SNMPv3 needs a user");
+  EXPECT_EQ(err(R"({"version": "3", "user": "u", "auth_password": "short", "priv_password": "12345678"})"),
+            "c.json: $.auth_password: at least 8 characters (RFC 3414)");
+  EXPECT_EQ(err(R"({"version": "3", "user": "u", "auth_password": "12345678"})"),
+            "c.json: $.priv_password: at least 8 characters (RFC 3414)");
+  EXPECT_EQ(err(R"({"version": "3", "user": "u", "auth_protocol": "MD5", "auth_password": "12345678", "priv_password": "12345678"})"),
+            "c.json: $.auth_protocol: unsupported \"MD5\" (this build authenticates with SHA)");
+  EXPECT_EQ(err(R"({"version": "3", "user": "u", "priv_protocol": "DES", "auth_password": "12345678", "priv_password": "12345678"})"),
+            "c.json: $.priv_protocol: unsupported \"DES\" (this build encrypts with AES-128)");
+  EXPECT_THAT(err("{\"version\": "), HasSubstr("c.json: line 1"));
+  auto missing = SnmpCredentials::load_file("/nonexistent/snmp.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error(), HasSubstr("/nonexistent/snmp.json"));
+}
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* v = std::getenv(name)) old_ = v;
+    if (value != nullptr) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(SnmpCredentials, FromTheEnvironmentNamingTheVariables) {
+  ScopedEnv a("MEDIC_SNMP_COMMUNITY", nullptr), b("MEDIC_SNMP_USER", nullptr), c("MEDIC_SNMP_AUTH_PASSWORD", nullptr),
+      d("MEDIC_SNMP_PRIV_PASSWORD", nullptr);
+  auto none = SnmpCredentials::from_env();
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.kind(), ErrorKind::not_found);
+  {
+    ScopedEnv x("MEDIC_SNMP_COMMUNITY", "fabric-ro");
+    auto v2 = SnmpCredentials::from_env();
+    ASSERT_TRUE(v2.ok()) << v2.error();
+    EXPECT_EQ(v2->community, "fabric-ro");
+    ScopedEnv y("MEDIC_SNMP_USER", "medic");
+    auto both = SnmpCredentials::from_env();
+    ASSERT_FALSE(both.ok());
+    EXPECT_EQ(both.error(), "both MEDIC_SNMP_COMMUNITY and MEDIC_SNMP_USER are set: say which of SNMPv2c or SNMPv3");
+  }
+  ScopedEnv y("MEDIC_SNMP_USER", "medic");
+  ScopedEnv z("MEDIC_SNMP_AUTH_PASSWORD", "authpass123");
+  auto no_priv = SnmpCredentials::from_env();
+  ASSERT_FALSE(no_priv.ok());
+  EXPECT_EQ(no_priv.error(), "the environment: MEDIC_SNMP_PRIV_PASSWORD: at least 8 characters (RFC 3414)");
+  ScopedEnv w("MEDIC_SNMP_PRIV_PASSWORD", "privpass123");
+  auto v3 = SnmpCredentials::from_env();
+  ASSERT_TRUE(v3.ok()) << v3.error();
+  EXPECT_EQ(v3->version, SnmpCredentials::Version::v3);
+  EXPECT_EQ(v3->priv_password, "privpass123");
+}
+
+// --- one agent's walk ---
+
+// The samples a device's ports get from one rendered walk, by port name.
+std::map<std::string, PortSample> mapped(const std::string& body, const std::vector<std::string>& ports) {
+  fabric::Topology::Builder b;
+  fabric::Device d;
+  d.name = "sw";
+  d.role = fabric::Role::rtsw;
+  b.add_device(d);
+  for (const auto& p : ports) b.add_port("sw", p);
+  const fabric::Topology topo = std::move(b).build();
+  const CounterMap map = CounterMap::load_file(data_dir() + "/counter_map.json");
+  ScrapeMapper mapper(topo, map);
+  std::vector<PortSample> out;
+  const Status st = mapper.map(0, detect_format("application/x-medic-snmp", body), body, Time{}, out);
+  EXPECT_TRUE(st.ok()) << st.error();
+  std::map<std::string, PortSample> by_name;
+  for (const auto& s : out) by_name[topo.port(s.port).name] = s;
+  return by_name;
+}
+
+TEST(SnmpAgentState, ARealAgentsWalkMapsToItsCanonicalCounters) {
+  const auto values = parse_snmpwalk(read_file(fixture_path("snmp/snmpbulkwalk_linux.txt")));
+  ASSERT_GT(values.size(), 150u);
+  SnmpAgentState agent;
+  EXPECT_TRUE(agent.wants_low_counters());  // unknown before the first walk
+  const auto poll = agent.render(values);
+  EXPECT_EQ(poll.interfaces, 4u);
+  EXPECT_FALSE(poll.restarted);
+  EXPECT_EQ(poll.problem, "");
+  EXPECT_FALSE(agent.wants_low_counters());  // every interface has ifHCInOctets
+  // The 64-bit counter stands for the interface; its 32-bit twin is not rendered.
+  EXPECT_THAT(poll.body, HasSubstr("ifHCInOctets{ifName=\"lo\",ifIndex=\"1\"} 715402009\n"));
+  EXPECT_THAT(poll.body, Not(HasSubstr("ifInOctets{")));
+  EXPECT_THAT(poll.body, HasSubstr("ifOperStatus{ifName=\"ifb0\",ifIndex=\"2\"} 2\n"));
+  EXPECT_THAT(poll.body, HasSubstr("dot3StatsFCSErrors{ifName=\"eth0\",ifIndex=\"4\"} 0\n"));
+  EXPECT_THAT(poll.body, HasSubstr("ifOperStatusChanges{ifName=\"eth0\",ifIndex=\"4\"} 0\n"));
+
+  const auto s = mapped(poll.body, {"lo", "eth0", "ifb0"});
+  ASSERT_EQ(s.size(), 3u);
+  const PortSample& lo = s.at("lo");
+  EXPECT_EQ(lo.get(Counter::rx_bytes), 715402009);
+  EXPECT_EQ(lo.get(Counter::oper_up), 1);
+  EXPECT_EQ(lo.get(Counter::carrier_changes), 0);
+  EXPECT_TRUE(lo.has(Counter::rx_packets));
+  EXPECT_EQ(s.at("ifb0").get(Counter::oper_up), 0);
+  EXPECT_EQ(s.at("eth0").get(Counter::rx_bytes), 194143388);
+  EXPECT_TRUE(s.at("eth0").has(Counter::rx_crc_errors));
+  EXPECT_FALSE(s.at("lo").has(Counter::rx_crc_errors));  // no dot3StatsTable row for lo
+}
+
+// A small agent's walk: one interface, values chosen by the test.
+struct Row {
+  uint32_t index = 1;
+  std::string name = "Ethernet1";
+  int64_t oper = 1;
+  uint64_t last_change = 100;
+  std::optional<uint64_t> hc_in = std::nullopt;  // ifHCInOctets, none: an agent with 32-bit counters only
+  uint64_t in32 = 0;
+};
+Row row(uint32_t index, std::string name) {
+  Row r;
+  r.index = index;
+  r.name = std::move(name);
+  return r;
+}
+std::vector<SnmpValue> walk(uint64_t uptime, const std::vector<Row>& rows) {
+  std::vector<SnmpValue> v;
+  auto add = [&](std::string oid, SnmpValue::Type t, uint64_t n, std::string text = "") {
+    SnmpValue x;
+    x.oid = oid_of(oid);
+    x.type = t;
+    x.number = n;
+    x.text = std::move(text);
+    v.push_back(std::move(x));
+  };
+  add("1.3.6.1.2.1.1.3.0", SnmpValue::Type::timeticks, uptime);
+  for (const Row& r : rows) {
+    const std::string i = "." + std::to_string(r.index);
+    add("1.3.6.1.2.1.31.1.1.1.1" + i, SnmpValue::Type::octets, 0, r.name);
+    add("1.3.6.1.2.1.2.2.1.8" + i, SnmpValue::Type::integer, static_cast<uint64_t>(r.oper));
+    add("1.3.6.1.2.1.2.2.1.9" + i, SnmpValue::Type::timeticks, r.last_change);
+    add("1.3.6.1.2.1.2.2.1.10" + i, SnmpValue::Type::counter32, r.in32);
+    if (r.hc_in) add("1.3.6.1.2.1.31.1.1.1.6" + i, SnmpValue::Type::counter64, *r.hc_in);
+  }
+  return v;
+}
+double flaps(const SnmpAgentState::Poll& p, const std::string& port) {
+  return mapped(p.body, {port}).at(port).get(Counter::carrier_changes);
+}
+
+TEST(SnmpAgentState, AFlapBetweenTwoPollsStillCounts) {
+  SnmpAgentState agent;
+  EXPECT_EQ(flaps(agent.render(walk(1000, {Row{}})), "Ethernet1"), 0);
+  // Down now: one transition.
+  Row down;
+  down.oper = 2;
+  down.last_change = 1500;
+  EXPECT_EQ(flaps(agent.render(walk(2000, {down})), "Ethernet1"), 1);
+  // Up again and down again in between: the state is the same, ifLastChange moved.
+  down.last_change = 2500;
+  EXPECT_EQ(flaps(agent.render(walk(3000, {down})), "Ethernet1"), 3);
+  // Nothing moved: nothing counted.
+  EXPECT_EQ(flaps(agent.render(walk(4000, {down})), "Ethernet1"), 3);
+  // Up: one more.
+  Row up;
+  up.last_change = 4500;
+  EXPECT_EQ(flaps(agent.render(walk(5000, {up})), "Ethernet1"), 4);
+}
+
+TEST(SnmpAgentState, ARestartMovesIfLastChangeWithoutAFlap) {
+  SnmpAgentState agent;
+  agent.render(walk(900000, {Row{}}));
+  Row after;
+  after.last_change = 0;  // relative to the new sysUpTime
+  const auto p = agent.render(walk(300, {after}));
+  EXPECT_TRUE(p.restarted);
+  EXPECT_EQ(flaps(p, "Ethernet1"), 0);
+  // A port that came back in another state after the restart did change.
+  Row down = after;
+  down.oper = 2;
+  EXPECT_FALSE(agent.render(walk(1000, {after})).restarted);  // forward again, nothing moved
+  const auto q = agent.render(walk(400, {down}));
+  EXPECT_TRUE(q.restarted);
+  EXPECT_EQ(flaps(q, "Ethernet1"), 1);
+}
+
+TEST(SnmpAgentState, RenumberedInterfacesKeepTheirNameAndTheirFlapCount) {
+  SnmpAgentState agent;
+  Row a = row(1, "Ethernet1"), b = row(2, "Ethernet2");
+  agent.render(walk(1000, {a, b}));
+  b.oper = 2;
+  b.last_change = 1500;
+  EXPECT_EQ(flaps(agent.render(walk(2000, {a, b})), "Ethernet2"), 1);
+  // After a reboot the agent numbers them the other way round.
+  a.index = 7;
+  b.index = 3;
+  const auto p = agent.render(walk(2500, {b, a}));
+  EXPECT_TRUE(p.renumbered);
+  EXPECT_THAT(p.body, HasSubstr("ifOperStatus{ifName=\"Ethernet2\",ifIndex=\"3\"} 2\n"));
+  EXPECT_EQ(flaps(p, "Ethernet2"), 1);
+  EXPECT_EQ(flaps(p, "Ethernet1"), 0);
+}
+
+TEST(SnmpAgentState, ThirtyTwoBitCountersOnlyWhereNoHcCounterIs) {
+  SnmpAgentState agent;
+  Row old;
+  old.in32 = 4294967000;
+  const auto p = agent.render(walk(1000, {old}));
+  EXPECT_TRUE(agent.wants_low_counters());
+  EXPECT_THAT(p.body, HasSubstr("ifInOctets{ifName=\"Ethernet1\",ifIndex=\"1\"} 4294967000\n"));
+  EXPECT_EQ(mapped(p.body, {"Ethernet1"}).at("Ethernet1").get(Counter::rx_bytes), 4294967000.0);
+  Row hc;
+  hc.hc_in = 123456789012345;
+  hc.in32 = 5;
+  const auto q = agent.render(walk(2000, {hc}));
+  EXPECT_FALSE(agent.wants_low_counters());
+  EXPECT_EQ(mapped(q.body, {"Ethernet1"}).at("Ethernet1").get(Counter::rx_bytes), 123456789012345.0);
+  EXPECT_THAT(q.body, Not(HasSubstr("ifInOctets{")));
+}
+
+TEST(SnmpAgentState, ValuesOfTheWrongKindAndNamelessInterfacesAreLeftOutAndSaid) {
+  SnmpAgentState agent;
+  auto v = walk(1000, {row(1, "Ethernet1"), row(2, "bad\"name"), row(3, "")});
+  // An agent answering a string where a counter belongs.
+  for (auto& x : v) {
+    if (x.oid == oid_of("1.3.6.1.2.1.2.2.1.10.1")) {
+      x.type = SnmpValue::Type::octets;
+      x.text = "12";
+    }
+  }
+  SnmpValue stray;  // an OID of no column walked
+  stray.oid = oid_of("1.3.6.1.2.1.2.2.1.99.1");
+  stray.type = SnmpValue::Type::counter32;
+  v.push_back(stray);
+  SnmpValue gone;  // noSuchInstance in a column
+  gone.oid = oid_of("1.3.6.1.2.1.10.7.2.1.3.1");
+  gone.type = SnmpValue::Type::no_such;
+  v.push_back(gone);
+  const auto p = agent.render(v);
+  EXPECT_EQ(p.interfaces, 1u);
+  EXPECT_EQ(p.problem, "ifInOctets of ifIndex 1 is not a number");
+  EXPECT_THAT(p.body, Not(HasSubstr("ifInOctets")));
+  EXPECT_THAT(p.body, Not(HasSubstr("bad")));
+  EXPECT_THAT(p.body, Not(HasSubstr("dot3StatsFCSErrors")));
+  EXPECT_THAT(p.body, HasSubstr("ifOperStatus{ifName=\"Ethernet1\",ifIndex=\"1\"} 1\n"));
+  const auto q = agent.render(walk(2000, {row(2, "bad\"name")}));
+  EXPECT_EQ(q.interfaces, 0u);
+  EXPECT_EQ(q.body, "");
+  EXPECT_EQ(q.problem, "1 interface(s) without a usable ifName were left out");
+  EXPECT_EQ(agent.render({}).interfaces, 0u);
+}
+
+TEST(SnmpColumns, EveryColumnIsMappedOrRenderedForTheWalkCommand) {
+  const CounterMap map = CounterMap::load_file(data_dir() + "/counter_map.json");
+  for (const auto& c : snmp_columns()) {
+    if (c.name == "ifName" || c.name == "ifLastChange" || c.name == "ifHighSpeed") continue;
+    EXPECT_NE(map.snmp(c.name), nullptr) << c.name << " is walked but counter_map.json has no snmp rule for it";
+  }
+  EXPECT_NE(map.snmp(kSnmpFlapObject), nullptr);
+}
+
+}  // namespace
+}  // namespace medic::telemetry
