@@ -105,6 +105,9 @@ struct SnmpCollector::Impl {
     int fd = -1;
     std::string url;
     SnmpAgentState state;
+    // SNMPv3: whether this session has learnt the agent's engine. net-snmp learns it inside
+    // the first send, synchronously (one request and its retries): see scrape().
+    bool discovered = false;
   };
   std::unordered_map<fabric::DeviceId, Agent> agents;
 
@@ -182,6 +185,7 @@ struct SnmpCollector::Impl {
     }
     netsnmp_transport* t = snmp_sess_transport(sess);
     a.sess = sess;
+    a.discovered = false;
     a.fd = t != nullptr ? t->sock : -1;
     a.url = url;
     ++counters.opened;
@@ -211,6 +215,7 @@ struct SnmpCollector::Impl {
                                                          : "SNMP session error " + std::to_string(op);
       return 1;
     }
+    w->agent->discovered = true;
     take(*w, pdu);
     return 1;
   }
@@ -281,7 +286,10 @@ struct SnmpCollector::Impl {
     if (snmp_sess_async_send(w.agent->sess, pdu, &Impl::on_response, &w) == 0) {
       snmp_free_pdu(pdu);
       w.failed = true;
-      w.error = std::string("cannot send: ") + snmp_api_errstring(snmp_sess_session(w.agent->sess)->s_snmp_errno);
+      const std::string why = snmp_api_errstring(snmp_sess_session(w.agent->sess)->s_snmp_errno);
+      w.error = credentials.version == SnmpCredentials::Version::v3 && !w.agent->discovered
+                    ? "SNMPv3 engine discovery failed: " + why
+                    : "cannot send: " + why;
       return false;
     }
     ++counters.requests;
@@ -359,6 +367,7 @@ std::vector<ScrapeResult> SnmpCollector::scrape(std::span<const ScrapeTarget> ta
     if (on_result) on_result(r);
   };
 
+  Steady::duration discovery_time{};
   auto timed_out = [&](Impl::Walk& w) {
     w.failed = true;
     w.error = "timeout after " + std::to_string(static_cast<long>(im.options.timeout_s * 1000)) + " ms (" +
@@ -387,7 +396,27 @@ std::vector<ScrapeResult> SnmpCollector::scrape(std::span<const ScrapeTarget> ta
       w.columns.push_back(c);
       w.cursor[c] = cols[c].oid;
     }
-    if (!im.send(w)) {
+    // SNMPv3 engine discovery blocks this thread for an agent's first request (a round trip,
+    // or the request's timeout and retries when it is silent): once a poll has spent its
+    // walk time on discoveries, the rest wait for the next poll instead of holding this one.
+    const bool discovering = im.credentials.version == SnmpCredentials::Version::v3 && !a.discovered;
+    if (discovering && discovery_time >= walk_time) {
+      w.failed = true;
+      w.error = "SNMPv3 engine discovery deferred to the next poll (this poll spent " +
+                std::to_string(static_cast<long>(im.options.timeout_s * 1000)) + " ms discovering other agents)";
+      finish(w);
+      return;
+    }
+    const auto sending = Steady::now();
+    const bool sent = im.send(w);
+    if (discovering) {
+      // The walks already under way lost that time to this thread, not to their agents.
+      const auto spent = Steady::now() - sending;
+      discovery_time += spent;
+      for (Impl::Walk* other : active) other->deadline += spent;
+      w.deadline += spent;
+    }
+    if (!sent) {
       finish(w);
       return;
     }

@@ -15,7 +15,10 @@
 # reached from a management namespace over a bridge. medicd runs inside that management
 # namespace and reaches PostgreSQL over its Unix socket. Every node also runs medic-reflector
 # (STAMP) on port 862, so medicd can probe every link from one end to the other and every
-# host from the other.
+# host from the other. Every switch also runs the real net-snmp agent (Debian snmpd) on
+# 198.19.0.N:161, serving IF-MIB for its interfaces to a v2c community and an SNMPv3
+# authPriv user (DIR/snmp-credentials.json); DIR/topology-snmp.json is the same fabric with
+# its switches polled over SNMP (snmp://198.19.0.N:161) instead of node_exporter.
 #
 #   testbed/clos.sh up DIR          build it; DIR keeps the state (names, pids) and topology.json
 #   testbed/clos.sh down DIR        stop every process it started (by pid) and delete the namespaces
@@ -35,6 +38,11 @@ dir=${2:-}
 EXPORTER=${MEDIC_NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REFLECTOR=${MEDIC_REFLECTOR:-$ROOT/build/probes/medic-reflector}
+SNMPD=${MEDIC_SNMPD:-/usr/sbin/snmpd}
+SNMP_COMMUNITY=medic-testbed
+SNMP_USER=medic
+SNMP_AUTH=testbed-auth-pass
+SNMP_PRIV=testbed-priv-pass
 
 NODES=(c1 c2 r1 r2 h1 h2)
 # link: nodeA ifA addrA nodeB ifB addrB
@@ -58,6 +66,7 @@ up() {
   mkdir -p "$dir"
   [[ -x $EXPORTER ]] || { echo "testbed: $EXPORTER missing; run scripts/setup" >&2; exit 1; }
   [[ -x $REFLECTOR ]] || { echo "testbed: $REFLECTOR missing; run scripts/build (or set MEDIC_REFLECTOR)" >&2; exit 1; }
+  [[ -x $SNMPD ]] || { echo "testbed: $SNMPD missing; run scripts/setup" >&2; exit 1; }
   local prefix="mt$$"
   echo "$prefix" >"$dir/prefix"
   : >"$dir/pids"
@@ -126,6 +135,32 @@ up() {
     done
     [[ -n $ok ]] || { echo "testbed: node_exporter on $n did not start" >&2; cat "$dir/exporter-$n.log" >&2; exit 1; }
   done
+  # The real SNMP agent in every switch, on its management address. No MIB files: every
+  # OID medicd asks for is numeric.
+  cat >"$dir/snmpd.conf" <<CONF
+rocommunity $SNMP_COMMUNITY 198.19.0.0/24
+createUser $SNMP_USER SHA "$SNMP_AUTH" AES "$SNMP_PRIV"
+rouser $SNMP_USER priv
+CONF
+  for n in c1 c2 r1 r2; do
+    mkdir -p "$dir/snmp-$n"
+    ip netns exec "$prefix-$n" env MIBS= MIBDIRS=/nonexistent SNMP_PERSISTENT_DIR="$dir/snmp-$n" \
+      "$SNMPD" -f -Lf "$dir/snmpd-$n.log" -C -c "$dir/snmpd.conf" -p "$dir/snmp-$n/pid" "udp:$(mgmt_addr "$n"):161" \
+      >/dev/null 2>&1 &
+    echo "$!" >>"$dir/pids"
+  done
+  cat >"$dir/snmp-credentials.json" <<JSON
+{"version": "3", "user": "$SNMP_USER", "auth_password": "$SNMP_AUTH", "priv_password": "$SNMP_PRIV"}
+JSON
+  for n in c1 c2 r1 r2; do
+    local ok=""
+    for _ in $(seq 1 100); do
+      if ip netns exec "$prefix-mgmt" env MIBS= MIBDIRS=/nonexistent snmpget -v2c -c "$SNMP_COMMUNITY" -t 0.2 -r 0 \
+        "udp:$(mgmt_addr "$n"):161" 1.3.6.1.2.1.1.3.0 >/dev/null 2>&1; then ok=1; break; fi
+      sleep 0.1
+    done
+    [[ -n $ok ]] || { echo "testbed: snmpd on $n did not answer" >&2; cat "$dir/snmpd-$n.log" >&2; exit 1; }
+  done
   for n in "${NODES[@]}"; do
     for _ in $(seq 1 100); do grep -q "medic-reflector on" "$dir/reflector-$n.log" 2>/dev/null && break; sleep 0.05; done
     grep -q "medic-reflector on" "$dir/reflector-$n.log" || { echo "testbed: reflector on $n did not start" >&2; cat "$dir/reflector-$n.log" >&2; exit 1; }
@@ -135,16 +170,23 @@ up() {
 }
 
 write_topology() {
-  local sw=""
+  write_topology_polling "http" "$dir/topology.json"
+  write_topology_polling "snmp" "$dir/topology-snmp.json"
+}
+
+# The fabric with its switches' counters read from node_exporter (http) or snmpd (snmp).
+write_topology_polling() {
+  local how=$1 out=$2 sw=""
   for n in c1 c2 r1 r2; do
-    local role=ctsw
+    local role=ctsw telemetry="http://$(mgmt_addr "$n"):9100/metrics"
     [[ $n == r* ]] && role=rtsw
+    [[ $how == snmp ]] && telemetry="snmp://$(mgmt_addr "$n"):161"
     sw+="${sw:+,}
-    {\"name\": \"$n\", \"role\": \"$role\", \"zone\": 1, \"telemetry\": \"http://$(mgmt_addr "$n"):9100/metrics\",
+    {\"name\": \"$n\", \"role\": \"$role\", \"zone\": 1, \"telemetry\": \"$telemetry\",
      \"driver\": {\"kind\": \"netns\", \"url\": \"netns:$(ns_of "$n")\"},
      \"probe\": {\"source\": \"netns:$(ns_of "$n")\", \"reflector_port\": 862}}"
   done
-  cat >"$dir/topology.json" <<JSON
+  cat >"$out" <<JSON
 {
   "version": 1,
   "switches": [$sw

@@ -120,6 +120,32 @@ TEST_F(SnmpCollectorTest, V3AuthPrivReadsTheSameAndAnUnknownUserIsRefusedBySayin
   EXPECT_EQ(w[0].body, "");
 }
 
+// SNMPv3 learns each agent's engine inside its first request, on the polling thread: silent
+// agents cost their timeouts one after the other, so once a poll has spent its walk time on
+// them the others wait for the next poll instead of holding this one.
+TEST_F(SnmpCollectorTest, SilentV3AgentsCannotHoldAPollForLongerThanItsWalkTime) {
+  SnmpCollector collector(v3(), quick());  // 1 s a walk; 2 tries of 300 ms a request
+  std::vector<ScrapeTarget> targets = {{0, agent_->url()}};
+  for (fabric::DeviceId d = 1; d <= 4; ++d) targets.push_back({d, "snmp://127.0.0.1:" + std::to_string(free_udp_port())});
+  const auto r = collector.scrape(targets, clock_);
+  ASSERT_EQ(r.size(), 5u);
+  EXPECT_TRUE(r[0].ok) << r[0].error;
+  // Their discovery went unanswered (said by net-snmp's send, or by the request it sent).
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_FALSE(r[i].ok);
+    EXPECT_THAT(r[i].error, ::testing::AnyOf("SNMPv3 engine discovery failed: Timeout",
+                                             "no answer after 2 tries of 300 ms (0 values read)"));
+  }
+  for (size_t i = 3; i < 5; ++i) {
+    EXPECT_FALSE(r[i].ok);
+    EXPECT_EQ(r[i].error, "SNMPv3 engine discovery deferred to the next poll (this poll spent 1000 ms discovering other "
+                          "agents)");
+  }
+  // The agent already known needs no discovery again: it is walked whatever the others do.
+  const auto again = collector.scrape(targets, clock_);
+  EXPECT_TRUE(again[0].ok) << again[0].error;
+}
+
 TEST_F(SnmpCollectorTest, AWrongCommunityIsSilenceAndEndsInATimeout) {
   SnmpCollector collector(v2c("not-the-community"), quick());
   const ScrapeTarget t{0, agent_->url()};

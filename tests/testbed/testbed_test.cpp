@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -144,6 +145,99 @@ TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "1") << medicd.output();
   EXPECT_TRUE(medicd.signal(SIGTERM));
   EXPECT_TRUE(medicd.wait(20s).has_value());
+}
+
+// The same flap with the switches polled over SNMPv3 (authPriv) from the real net-snmp agent
+// in each switch namespace instead of node_exporter: the flap is counted from ifOperStatus
+// and ifLastChange between polls, the incident opens on that link alone, and it is drained
+// (dry run) as with node_exporter's carrier counters.
+TEST_F(Testbed, RealFlapReadOverSnmpOpensTheIncident) {
+  testing::TestDatabase tdb;
+  const std::string db = tdb.socket_url();
+  testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
+                                        dir_.file("topology-snmp.json"), "--snmp-credentials",
+                                        dir_.file("snmp-credentials.json"), "--capacity", dir_.file("capacity.json"),
+                                        "--db", db, "--poll-interval", "0.5", "--dry-run", "--no-probe", "--http",
+                                        "127.0.0.1:0"});
+  std::string api;
+  ASSERT_TRUE(testing::eventually([&] { return !(api = testing::http_base_from_log(medicd.output())).empty(); }, 60s))
+      << medicd.output();
+  ASSERT_TRUE(testing::eventually([&] { return leads_in_mgmt(api); }, 30s)) << medicd.output();
+  ASSERT_TRUE(cycles_pass(api, 4, 30s)) << medicd.output();
+  EXPECT_NE(medicd.output().find("SNMP: switches at snmp:// are polled with SNMPv3 user \"medic\", authPriv SHA/AES"),
+            std::string::npos)
+      << medicd.output();
+  EXPECT_EQ(medicd.output().find("testbed-auth-pass"), std::string::npos);  // a secret is never logged
+  // Every switch answered over SNMP (and the hosts over HTTP): nothing failed, nothing opened.
+  EXPECT_EQ(metric_in_mgmt(api, "medic_scrapes_failed_total").value_or(-1), 0) << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "0") << medicd.output();
+
+  // Real flaps of r1's uplink to c1. net-snmp's agent reads the kernel's interface table
+  // every 3 s and answers from that cache, so each state lasts 3 s here: every transition
+  // reaches ifOperStatus (a shorter flap is seen only through ifLastChange, when the agent's
+  // reading catches it).
+  const auto [code, out] =
+      testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "flap", dir_.path(), "r1", "eth2", "6", "6.0", "3.0"}, 90s);
+  ASSERT_EQ(code, 0) << out;
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        return tdb.scalar("SELECT count(*) FROM incidents WHERE class = 'link_flap' AND link = 'r1:eth2--c1:eth1'") ==
+               "1";
+      },
+      40s))
+      << medicd.output();
+  EXPECT_TRUE(testing::eventually(
+      [&] { return tdb.scalar("SELECT state FROM incidents WHERE link = 'r1:eth2--c1:eth1'") == "repair_requested"; }, 30s))
+      << tdb.scalar("SELECT state FROM incidents WHERE link = 'r1:eth2--c1:eth1'") << "\n" << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "1") << medicd.output();
+  EXPECT_TRUE(medicd.signal(SIGTERM));
+  EXPECT_TRUE(medicd.wait(20s).has_value());
+}
+
+// What `medic snmp walk` reads from a switch's agent is what the kernel counts: the
+// interface counters of r1's uplinks over SNMPv3 equal `ip -s -j link`'s within one of the
+// agent's cache periods (asked again until they do, for at most 20 s).
+TEST_F(Testbed, CountersReadOverSnmpMatchTheKernels) {
+  auto kernel = [&](const std::string& ifname) {
+    const auto [code, out] = testing::run_command(ip_binary(), {"-n", ns("r1"), "-s", "-j", "link", "show", ifname}, 10s);
+    EXPECT_EQ(code, 0) << out;
+    const auto j = nlohmann::json::parse(out);
+    const auto& st = j.at(0).at("stats64");
+    return std::array<double, 4>{st.at("rx").at("bytes").get<double>(), st.at("tx").at("bytes").get<double>(),
+                                 st.at("rx").at("packets").get<double>(), st.at("tx").at("packets").get<double>()};
+  };
+  std::string last;
+  const bool match = testing::eventually(
+      [&] {
+        const auto [code, out] = testing::run_command(
+            ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_CLI_BIN, "snmp", "walk", "snmp://198.19.0.11:161",
+                          "--credentials", dir_.file("snmp-credentials.json"), "--topology", dir_.file("topology-snmp.json"),
+                          "--device", "r1", "--json"},
+            20s);
+        last = out;
+        if (code != 0) return false;
+        const auto j = nlohmann::json::parse(out);
+        if (!j.at("missing_ports").empty()) return false;
+        for (const std::string ifname : {"eth2", "eth3"}) {
+          const auto k = kernel(ifname);
+          bool found = false;
+          for (const auto& i : j.at("interfaces")) {
+            if (i.at("ifName") != ifname) continue;
+            found = true;
+            const auto& c = i.at("counters");
+            if (c.at("rx_bytes") != k[0] || c.at("tx_bytes") != k[1] || c.at("rx_packets") != k[2] ||
+                c.at("tx_packets") != k[3]) {
+              last += "\nkernel " + ifname + ": " + std::to_string(k[0]) + " " + std::to_string(k[1]) + " " +
+                      std::to_string(k[2]) + " " + std::to_string(k[3]);
+              return false;
+            }
+          }
+          if (!found) return false;
+        }
+        return true;
+      },
+      20s);
+  EXPECT_TRUE(match) << last;
 }
 
 // A gray failure: an nftables rule in c1 drops a fifth of what arrives on c1:eth1 (from r1).
