@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -34,6 +35,25 @@ class Testbed : public TestbedFixture {
     std::string devs;
     for (const auto& h : routes->front().nexthops) devs += (devs.empty() ? "" : ",") + h.dev;
     return devs;
+  }
+  // A dry-run medicd (no probing) in the management namespace on `topology`, with `more`
+  // flags, once it leads and has polled a few times (the first poll of a port yields no
+  // delta); nullptr, with the test failed, when it does not get there.
+  std::unique_ptr<testing::Process> dry_run_medicd(const std::string& topology, const std::string& db,
+                                                   const std::vector<std::string>& more, std::string& api) {
+    std::vector<std::string> args = {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology", topology,
+                                     "--capacity", dir_.file("capacity.json"), "--db", db, "--poll-interval", "0.5",
+                                     "--dry-run", "--no-probe", "--http", "127.0.0.1:0"};
+    args.insert(args.end(), more.begin(), more.end());
+    auto medicd = std::make_unique<testing::Process>(ip_binary(), args);
+    const bool ready =
+        testing::eventually([&] { return !(api = testing::http_base_from_log(medicd->output())).empty(); }, 60s) &&
+        testing::eventually([&] { return leads_in_mgmt(api); }, 30s) && cycles_pass(api, 4, 30s);
+    if (!ready) {
+      ADD_FAILURE() << "medicd did not lead and poll:\n" << medicd->output();
+      return nullptr;
+    }
+    return medicd;
   }
   // A copy of a shipped data file with some values changed.
   std::string data_file_with(const std::string& name, const std::function<void(nlohmann::json&)>& change) {
@@ -96,27 +116,11 @@ TEST_F(Testbed, MedicdDrainsAFlappingUplinkThroughTheNetnsDriverAndPutsItBackAft
 
 TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {
   testing::TestDatabase tdb;
-  const std::string db = tdb.socket_url();
-  testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
-                                        dir_.file("topology.json"), "--capacity", dir_.file("capacity.json"), "--db",
-                                        db, "--poll-interval", "0.5", "--dry-run", "--no-probe", "--http",
-                                        "127.0.0.1:0"});
-  // Ready once the inventory is in and a few polls have made baselines.
-  ASSERT_TRUE(testing::eventually(
-      [&] {
-        try {
-          return tdb.scalar("SELECT count(*) FROM links") == "6";
-        } catch (...) {
-          return false;
-        }
-      },
-      60s))
-      << medicd.output();
   std::string api;
-  ASSERT_TRUE(testing::eventually([&] { return !(api = testing::http_base_from_log(medicd.output())).empty(); }, 60s))
-      << medicd.output();
-  ASSERT_TRUE(testing::eventually([&] { return leads_in_mgmt(api); }, 30s)) << medicd.output();
-  ASSERT_TRUE(cycles_pass(api, 4, 30s)) << medicd.output();  // baselines: the first poll of a port yields no delta
+  const auto medicd_p = dry_run_medicd(dir_.file("topology.json"), tdb.socket_url(), {}, api);
+  ASSERT_TRUE(medicd_p);
+  testing::Process& medicd = *medicd_p;
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM links"), "6");
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "0") << medicd.output();
 
   // Four real flaps of r1's uplink to c1.
@@ -153,17 +157,11 @@ TEST_F(Testbed, RealFlapFromNodeExporterOpensTheIncident) {
 // (dry run) as with node_exporter's carrier counters.
 TEST_F(Testbed, RealFlapReadOverSnmpOpensTheIncident) {
   testing::TestDatabase tdb;
-  const std::string db = tdb.socket_url();
-  testing::Process medicd(ip_binary(), {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology",
-                                        dir_.file("topology-snmp.json"), "--snmp-credentials",
-                                        dir_.file("snmp-credentials.json"), "--capacity", dir_.file("capacity.json"),
-                                        "--db", db, "--poll-interval", "0.5", "--dry-run", "--no-probe", "--http",
-                                        "127.0.0.1:0"});
   std::string api;
-  ASSERT_TRUE(testing::eventually([&] { return !(api = testing::http_base_from_log(medicd.output())).empty(); }, 60s))
-      << medicd.output();
-  ASSERT_TRUE(testing::eventually([&] { return leads_in_mgmt(api); }, 30s)) << medicd.output();
-  ASSERT_TRUE(cycles_pass(api, 4, 30s)) << medicd.output();
+  const auto medicd_p = dry_run_medicd(dir_.file("topology-snmp.json"), tdb.socket_url(),
+                                       {"--snmp-credentials", dir_.file("snmp-credentials.json")}, api);
+  ASSERT_TRUE(medicd_p);
+  testing::Process& medicd = *medicd_p;
   EXPECT_NE(medicd.output().find("SNMP: switches at snmp:// are polled with SNMPv3 user \"medic\", authPriv SHA/AES"),
             std::string::npos)
       << medicd.output();
