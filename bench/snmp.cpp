@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   const double cpu = bench::process_cpu_s() - cpu0;
   std::sort(walls.begin(), walls.end());
   std::printf("medic SNMP collector: %zu agents x %d interfaces, %zu measured polls every %.1f s: wall per poll p50 %.3f s, "
-              "max %.3f s; %zu values (%zu failed walks); %.3f CPU s = %.3f CPU s per M samples; %zu requests in all\n",
+              "max %.3f s; %zu values (%zu failed walks); %.4f CPU s = %.3f CPU s per M samples; %zu requests in all\n",
               targets.size(), ports, walls.size(), interval_s, walls[walls.size() / 2], walls.back(), samples, failed, cpu,
               samples > 0 ? cpu / (static_cast<double>(samples) / 1e6) : 0.0, collector.counters().requests);
   return 0;

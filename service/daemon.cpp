@@ -19,6 +19,11 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
       scrapes_failed(r.counter("medic_scrapes_failed_total", "Device scrapes that failed or timed out.")),
       scrapes_skipped(r.counter("medic_scrapes_skipped_total", "Device scrapes skipped while the device is in backoff.")),
       payloads_rejected(r.counter("medic_payloads_rejected_total", "Answers rejected as malformed.")),
+      snmp_requests(r.counter("medic_snmp_requests_total", "SNMP GETBULK requests sent to switches' agents.")),
+      snmp_agent_restarts(r.counter("medic_snmp_agent_restarts_total",
+                                    "SNMP agents seen to restart (sysUpTime went back) between two polls.")),
+      snmp_renumbered(r.counter("medic_snmp_renumbered_total",
+                                "SNMP agents whose ifIndex numbering changed (interfaces are matched by ifName).")),
       samples(r.counter("medic_samples_total", "Samples parsed (metric lines and OpenConfig leaves).")),
       samples_mapped(r.counter("medic_samples_mapped_total", "Counter samples mapped onto canonical counters.")),
       samples_implausible(r.counter("medic_samples_implausible_total", "Counter values no port can produce, left out.")),
@@ -315,7 +320,12 @@ void Daemon::cycle(const LeadershipState& leadership) {
   }
   auto results = p_.collector.scrape(due, clock_, hand_over);
   if (!snmp_due.empty()) {
+    const telemetry::SnmpCounters before = p_.snmp->counters();
     for (auto& r : p_.snmp->scrape(snmp_due, clock_, hand_over)) results.push_back(std::move(r));
+    const telemetry::SnmpCounters& after = p_.snmp->counters();
+    metrics_.snmp_requests += static_cast<double>(after.requests - before.requests);
+    metrics_.snmp_agent_restarts += static_cast<double>(after.restarts - before.restarts);
+    metrics_.snmp_renumbered += static_cast<double>(after.renumbered - before.renumbered);
   }
   // Most devices failing at once is the collector's outage, not theirs: nobody backs off
   // for it, so that everyone is asked again the moment it ends.

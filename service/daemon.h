@@ -50,6 +50,9 @@ namespace medic::service {
 struct DaemonMetrics {
   explicit DaemonMetrics(metrics::Registry& r);
   metrics::Counter cycles, scrapes_ok, scrapes_failed, scrapes_skipped, payloads_rejected;
+  // SNMP (switches at snmp://): GETBULK requests sent, agents seen to restart (sysUpTime went
+  // back) and agents whose ifIndex numbering changed (interfaces are matched by ifName).
+  metrics::Counter snmp_requests, snmp_agent_restarts, snmp_renumbered;
   metrics::Counter samples, samples_mapped, samples_implausible, telemetry_outage_polls;
   metrics::Counter findings, findings_noted;
   metrics::Counter incidents_opened, incidents_reopened, incidents_resolved;

@@ -168,6 +168,8 @@ TEST_F(Testbed, RealFlapReadOverSnmpOpensTheIncident) {
   EXPECT_EQ(medicd.output().find("testbed-auth-pass"), std::string::npos);  // a secret is never logged
   // Every switch answered over SNMP (and the hosts over HTTP): nothing failed, nothing opened.
   EXPECT_EQ(metric_in_mgmt(api, "medic_scrapes_failed_total").value_or(-1), 0) << medicd.output();
+  EXPECT_GE(metric_in_mgmt(api, "medic_snmp_requests_total").value_or(0), 4 * 4);  // 4 switches, 4 polls at least
+  EXPECT_EQ(metric_in_mgmt(api, "medic_snmp_agent_restarts_total").value_or(-1), 0);
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "0") << medicd.output();
 
   // Real flaps of r1's uplink to c1. net-snmp's agent reads the kernel's interface table
