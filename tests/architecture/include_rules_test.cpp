@@ -60,6 +60,7 @@ bool io_shell(const std::string& module, const std::string& file) {
   static const std::set<std::string> shells = {
       "common/http_server.h", "common/http_server.cpp", "common/http_client.h", "common/http_client.cpp",
       "common/asio.h",        "telemetry/collector.h",  "telemetry/collector.cpp",
+      "telemetry/snmp_collector.h", "telemetry/snmp_collector.cpp",  // net-snmp's sessions
       "probes/packet.h",      "probes/packet.cpp",      "probes/udp.h",          "probes/udp.cpp",
       "probes/reflector.h",   "probes/reflector.cpp",   "probes/reflector_main.cpp", "probes/sender.h",
       "probes/sender.cpp",    "probes/scheduler.h",     "probes/scheduler.cpp",   "probes/reply_index.h",
@@ -77,7 +78,7 @@ const std::set<std::string> kCore = {"common", "fabric", "telemetry", "probes", 
 // What a core file may not include (Boost.Math is arithmetic: the core may use it).
 bool io_include(const std::string& inc) {
   static const std::regex re(
-      R"(^(boost/(?!math/)|curl/|openssl/|pqxx|libpq|sys/socket\.h|netinet/|common/asio\.h|common/http_(server|client)\.h|telemetry/collector\.h|probes/(packet|udp|reflector|sender|scheduler)\.h|db/))");
+      R"(^(boost/(?!math/)|curl/|openssl/|pqxx|libpq|sys/socket\.h|netinet/|common/asio\.h|common/http_(server|client)\.h|telemetry/(snmp_)?collector\.h|net-snmp/|probes/(packet|udp|reflector|sender|scheduler)\.h|db/))");
   return std::regex_search(inc, re);
 }
 
@@ -138,6 +139,9 @@ TEST(Architecture, TheRulesCatchAnUpwardIncludeAndIo) {
   EXPECT_TRUE(io_include("boost/asio.hpp"));
   EXPECT_TRUE(io_include("boost/beast/http.hpp"));
   EXPECT_FALSE(io_include("boost/math/special_functions/gamma.hpp"));  // arithmetic, no I/O
+  EXPECT_TRUE(io_include("net-snmp/net-snmp-includes.h"));
+  EXPECT_TRUE(io_include("telemetry/snmp_collector.h"));
+  EXPECT_FALSE(io_include("telemetry/snmp.h"));  // addresses, credentials, decoding: no I/O
   EXPECT_TRUE(io_include("common/http_client.h"));
   EXPECT_TRUE(io_include("probes/scheduler.h"));
   EXPECT_TRUE(io_include("db/incident_store.h"));
