@@ -255,7 +255,7 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
       continue;
     }
     const std::string& name = name_cell.v->text;
-    ++p.interfaces;
+    const size_t values_before = p.values;
     if (!r.cells[c_hc_in].set) hc_everywhere = false;
     auto line = [&](std::string_view object, uint64_t value) {
       b.append(object);
@@ -283,23 +283,31 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
     uint64_t oper = 0, change = 0;
     const bool has_oper = numeric(r.cells[c_oper], c_oper, oper);
     const bool has_change = numeric(r.cells[c_change], c_change, change);
-    if (!has_oper) continue;
-    Link& l = links_[name];
-    if (l.known) {
-      if (l.if_index != r.if_index) p.renumbered = true;
-      if (static_cast<int64_t>(oper) != l.oper) {
-        l.flaps += 1;
-      } else if (has_change && !p.restarted && change != l.last_change) {
-        l.flaps += 2;
+    if (has_oper) {
+      Link& l = links_[name];
+      if (l.known) {
+        if (l.if_index != r.if_index) p.renumbered = true;
+        if (static_cast<int64_t>(oper) != l.oper) {
+          l.flaps += 1;
+        } else if (has_change && !p.restarted && change != l.last_change) {
+          l.flaps += 2;
+        }
       }
+      l.known = true;
+      l.oper = static_cast<int64_t>(oper);
+      if (has_change) l.last_change = change;
+      l.if_index = r.if_index;
+      l.seen = polls_;
+      line(kSnmpFlapObject, l.flaps);
     }
-    l.known = true;
-    l.oper = static_cast<int64_t>(oper);
-    if (has_change) l.last_change = change;
-    l.if_index = r.if_index;
-    line(kSnmpFlapObject, l.flaps);
+    // An interface counts when something of it was read, not for its name alone.
+    if (p.values > values_before) ++p.interfaces;
   }
   if (p.interfaces > 0) hc_everywhere_ = hc_everywhere;
+  // Names an agent no longer offers are forgotten once they outnumber the ones it does, so
+  // an agent inventing new names poll after poll cannot grow this without bound.
+  if (links_.size() > 2 * p.interfaces + 64) std::erase_if(links_, [&](const auto& kv) { return kv.second.seen != polls_; });
+  ++polls_;
   if (nameless > 0 && p.problem.empty()) {
     p.problem = std::to_string(nameless) + " interface(s) without a usable ifName were left out";
   }

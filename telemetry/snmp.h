@@ -69,7 +69,7 @@ class SnmpAgentState {
  public:
   struct Poll {
     std::string body;
-    size_t interfaces = 0;  // interfaces with an ifName
+    size_t interfaces = 0;  // interfaces with an ifName and at least one value read
     size_t values = 0;      // values rendered
     bool restarted = false; // sysUpTime went back: the agent restarted since the last poll
     bool renumbered = false;// an ifName now has another ifIndex than last poll
@@ -89,8 +89,10 @@ class SnmpAgentState {
     uint64_t last_change = 0;  // ifLastChange, in sysUpTime's hundredths of a second
     uint64_t flaps = 0;
     uint32_t if_index = 0;
+    uint64_t seen = 0;  // the poll that last named it
   };
   std::map<std::string, Link, std::less<>> links_;
+  uint64_t polls_ = 0;
   std::optional<uint64_t> uptime_;
   bool hc_everywhere_ = false;
 };

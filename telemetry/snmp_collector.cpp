@@ -355,7 +355,7 @@ std::vector<ScrapeResult> SnmpCollector::scrape(std::span<const ScrapeTarget> ta
       if (p.renumbered) ++im.counters.renumbered;
       if (p.interfaces == 0) {
         r.ok = false;
-        r.error = "the agent named no interface (no ifName in IF-MIB ifXTable)";
+        r.error = "the agent named no interface with counters (ifName in IF-MIB ifXTable, values in ifTable)";
       } else {
         r.ok = true;
         r.content_type = std::string(kSnmpContentType);

@@ -347,6 +347,18 @@ TEST(SnmpAgentState, ValuesOfTheWrongKindAndNamelessInterfacesAreLeftOutAndSaid)
   EXPECT_EQ(agent.render({}).interfaces, 0u);
 }
 
+TEST(SnmpAgentState, AnInterfaceNamedWithNothingReadIsNotCounted) {
+  SnmpAgentState agent;
+  SnmpValue name;
+  name.oid = oid_of("1.3.6.1.2.1.31.1.1.1.1.5");
+  name.type = SnmpValue::Type::octets;
+  name.text = "Ethernet5";
+  const auto p = agent.render({&name, 1});
+  EXPECT_EQ(p.interfaces, 0u);
+  EXPECT_EQ(p.values, 0u);
+  EXPECT_EQ(p.body, "");
+}
+
 TEST(SnmpColumns, EveryColumnIsMappedOrRenderedForTheWalkCommand) {
   const CounterMap map = CounterMap::load_file(data_dir() + "/counter_map.json");
   for (const auto& c : snmp_columns()) {
