@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/files.h"
 #include "common/json.h"
@@ -37,7 +38,12 @@ bool plain_label(std::string_view s) {
 
 Result<SnmpCredentials> SnmpCredentials::parse(std::string_view text, const std::string& source) {
   auto doc = parse_json(text, source);
-  if (!doc) return doc.failure();
+  if (!doc) {
+    // The parser's message quotes what it last read, which may be a secret: say where only.
+    std::string m = doc.error();
+    if (const size_t cut = m.find(": invalid JSON"); cut != std::string::npos) m = m.substr(0, cut);
+    return Error::invalid(m + ": invalid JSON (the text is not shown: it may hold a secret)");
+  }
   const nlohmann::json& j = *doc;
   auto fail = [&](const std::string& path, const std::string& what) {
     return Error::invalid(source + ": " + path + ": " + what);
@@ -109,7 +115,13 @@ Result<SnmpCredentials> SnmpCredentials::from_env() {
   } else {
     return Error::not_found("no SNMP credentials in the environment (MEDIC_SNMP_COMMUNITY or MEDIC_SNMP_USER)");
   }
-  auto c = parse(j.dump(), "the environment");
+  std::string text;
+  try {
+    text = j.dump();
+  } catch (const nlohmann::json::exception&) {
+    return Error::invalid("MEDIC_SNMP_*: a value is not UTF-8 text (use --snmp-credentials FILE)");
+  }
+  auto c = parse(text, "the environment");
   if (!c) {
     // Name the variables, not the file keys.
     std::string m = c.error();
@@ -182,7 +194,7 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
     return ncol;
   };
   static const size_t c_name = column_of("ifName"), c_oper = column_of("ifOperStatus"),
-                      c_change = column_of("ifLastChange"), c_hc_in = column_of("ifHCInOctets");
+                      c_change = column_of("ifLastChange");
   // The HC twin of each 32-bit column, which replaces it where present.
   static const std::vector<size_t> twin = [&] {
     std::vector<size_t> t(ncol, ncol);
@@ -246,6 +258,7 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
 
   bool hc_everywhere = true;
   size_t nameless = 0;
+  std::unordered_set<std::string_view> names;
   std::string& b = p.body;
   b.reserve(rows.size() * 24 * 48);
   for (const Row& r : rows) {
@@ -255,8 +268,18 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
       continue;
     }
     const std::string& name = name_cell.v->text;
+    if (!names.insert(name).second) {
+      if (p.problem.empty()) {
+        p.problem = "ifName " + quote(name, 64) + " is named twice (again at ifIndex " + std::to_string(r.if_index) +
+                    "); the second is left out";
+      }
+      continue;
+    }
     const size_t values_before = p.values;
-    if (!r.cells[c_hc_in].set) hc_everywhere = false;
+    // The 32-bit twins are no longer walked only once every one of them has its HC column.
+    for (size_t c = 0; c < ncol; ++c) {
+      if (twin[c] < ncol && !r.cells[twin[c]].set) hc_everywhere = false;
+    }
     auto line = [&](std::string_view object, uint64_t value) {
       b.append(object);
       b.append("{ifName=\"");
@@ -289,7 +312,10 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
         if (l.if_index != r.if_index) p.renumbered = true;
         if (static_cast<int64_t>(oper) != l.oper) {
           l.flaps += 1;
-        } else if (has_change && !p.restarted && change != l.last_change) {
+        } else if (has_change && uptime && !p.restarted && change > l.last_change) {
+          // The same state, changed in between. Only with sysUpTime in this poll (else a
+          // restart could not be told) and only forward (ifLastChange going back is a
+          // restart's new clock, never a flap).
           l.flaps += 2;
         }
       }

@@ -110,6 +110,7 @@ struct SnmpCollector::Impl {
     bool discovered = false;
   };
   std::unordered_map<fabric::DeviceId, Agent> agents;
+  std::unordered_map<int, Agent*> by_fd;  // each open session's socket
 
   // One walk in progress.
   struct Walk {
@@ -118,7 +119,7 @@ struct SnmpCollector::Impl {
     std::vector<size_t> columns;                // columns still being walked
     std::vector<std::vector<uint32_t>> cursor;  // per column of snmp_columns(): last OID seen
     std::vector<size_t> asked;                  // the columns the request in flight asks for
-    bool asked_uptime = false;
+    bool asked_uptime = false, uptime_read = false;
     size_t requests = 0;
     std::vector<SnmpValue> values;
     size_t max_varbinds = 0;
@@ -129,21 +130,26 @@ struct SnmpCollector::Impl {
   };
 
   ~Impl() {
-    for (auto& [d, a] : agents) {
-      if (a.sess != nullptr) snmp_sess_close(a.sess);
-    }
+    for (auto& [d, a] : agents) close(a);
     if (epfd >= 0) ::close(epfd);
     netsnmp_large_fd_set_cleanup(&fdset);
+  }
+
+  // Closes an agent's session (its outstanding request, if any, is dropped).
+  void close(Agent& a) {
+    if (a.fd >= 0) {
+      epoll_ctl(epfd, EPOLL_CTL_DEL, a.fd, nullptr);
+      by_fd.erase(a.fd);
+    }
+    if (a.sess != nullptr) snmp_sess_close(a.sess);
+    a.sess = nullptr;
+    a.fd = -1;
   }
 
   // Opens (once) the session of an agent; false with `error` set when it cannot.
   bool open(Agent& a, const std::string& url, std::string& error) {
     if (a.sess != nullptr && a.url == url) return true;
-    if (a.sess != nullptr) {
-      epoll_ctl(epfd, EPOLL_CTL_DEL, a.fd, nullptr);
-      snmp_sess_close(a.sess);
-      a.sess = nullptr;
-    }
+    if (a.sess != nullptr) close(a);
     auto addr = parse_snmp_url(url);
     if (!addr) {
       error = addr.error();
@@ -173,7 +179,6 @@ struct SnmpCollector::Impl {
       std::memcpy(s.securityPrivKey, priv_key, priv_key_len);
       s.securityPrivKeyLen = priv_key_len;
     }
-    // SNMPv3 discovers the agent's engine here, with one request and its timeout.
     void* sess = snmp_sess_open(&s);
     if (sess == nullptr) {
       int liberr = 0, syserr = 0;
@@ -190,6 +195,7 @@ struct SnmpCollector::Impl {
     a.url = url;
     ++counters.opened;
     if (a.fd >= 0) {
+      by_fd[a.fd] = &a;
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.fd = a.fd;
@@ -239,6 +245,7 @@ struct SnmpCollector::Impl {
     netsnmp_variable_list* v = pdu->variables;
     if (w.asked_uptime && v != nullptr) {
       w.values.push_back(value_of(v));
+      w.uptime_read = true;
       v = v->next_variable;
     }
     const size_t m = w.asked.size();
@@ -268,7 +275,7 @@ struct SnmpCollector::Impl {
   // Sends the walk's next request; false (with the walk failed) when it cannot.
   bool send(Walk& w) {
     netsnmp_pdu* pdu = snmp_pdu_create(SNMP_MSG_GETBULK);
-    w.asked_uptime = w.requests == 0;
+    w.asked_uptime = !w.uptime_read;  // until it has come back (a tooBig answer carries nothing)
     pdu->non_repeaters = w.asked_uptime ? 1 : 0;
     const size_t m = w.columns.size();
     pdu->max_repetitions = static_cast<long>(std::max<size_t>(1, w.max_varbinds / std::max<size_t>(1, m)));
@@ -301,7 +308,7 @@ struct SnmpCollector::Impl {
 
 };
 
-SnmpCollector::SnmpCollector(SnmpCredentials credentials, SnmpOptions options) : impl_(new Impl) {
+SnmpCollector::SnmpCollector(SnmpCredentials credentials, SnmpOptions options) : impl_(std::make_unique<Impl>()) {
   init_netsnmp();
   impl_->credentials = std::move(credentials);
   impl_->options = options;
@@ -318,7 +325,7 @@ SnmpCollector::SnmpCollector(SnmpCredentials credentials, SnmpOptions options) :
   }
 }
 
-SnmpCollector::~SnmpCollector() { delete impl_; }
+SnmpCollector::~SnmpCollector() = default;
 
 const SnmpCounters& SnmpCollector::counters() const { return impl_->counters; }
 
@@ -370,6 +377,7 @@ std::vector<ScrapeResult> SnmpCollector::scrape(std::span<const ScrapeTarget> ta
   Steady::duration discovery_time{};
   auto timed_out = [&](Impl::Walk& w) {
     w.failed = true;
+    w.no_answer = false;  // closing the session may have called back "timed out": the walk's own deadline it was
     w.error = "timeout after " + std::to_string(static_cast<long>(im.options.timeout_s * 1000)) + " ms (" +
               std::to_string(w.values.size()) + " values read)";
     finish(w);
@@ -423,6 +431,17 @@ std::vector<ScrapeResult> SnmpCollector::scrape(std::span<const ScrapeTarget> ta
     active.push_back(&w);
   };
 
+  // Should anything below throw, no session may keep a request whose callback points into
+  // `walks`: close those still waiting before `walks` goes.
+  struct InFlightGuard {
+    Impl& im;
+    std::vector<Impl::Walk*>& active;
+    ~InFlightGuard() {
+      for (Impl::Walk* w : active) {
+        if (w->in_flight) im.close(*w->agent);
+      }
+    }
+  } guard{im, active};
   std::vector<epoll_event> events(64);
   auto last_timeout_check = Steady::now();
   while (next < targets.size() || !active.empty()) {
@@ -430,15 +449,19 @@ std::vector<ScrapeResult> SnmpCollector::scrape(std::span<const ScrapeTarget> ta
     if (active.empty()) continue;
     const int n = epoll_wait(im.epfd, events.data(), static_cast<int>(events.size()), 10);
     for (int k = 0; k < n; ++k) {
+      // Every readable session is read, whether or not its walk still waits: a late answer
+      // (after its request timed out, or to an agent not polled now) is read and dropped by
+      // net-snmp, not left to wake epoll again and again.
       const int fd = events[static_cast<size_t>(k)].data.fd;
-      for (Impl::Walk* w : active) {
-        if (w->agent->fd != fd || !w->in_flight) continue;
-        if (fd >= static_cast<int>(im.fdset.lfs_setsize)) netsnmp_large_fd_set_resize(&im.fdset, fd + 1);
-        NETSNMP_LARGE_FD_ZERO(&im.fdset);
-        NETSNMP_LARGE_FD_SET(fd, &im.fdset);
-        snmp_sess_read2(w->agent->sess, &im.fdset);
-        break;
+      const auto it = im.by_fd.find(fd);
+      if (it == im.by_fd.end() || it->second->sess == nullptr) {
+        epoll_ctl(im.epfd, EPOLL_CTL_DEL, fd, nullptr);
+        continue;
       }
+      if (fd >= static_cast<int>(im.fdset.lfs_setsize)) netsnmp_large_fd_set_resize(&im.fdset, fd + 1);
+      NETSNMP_LARGE_FD_ZERO(&im.fdset);
+      NETSNMP_LARGE_FD_SET(fd, &im.fdset);
+      snmp_sess_read2(it->second->sess, &im.fdset);
     }
     const auto now = Steady::now();
     if (now - last_timeout_check >= std::chrono::milliseconds(20)) {
@@ -452,10 +475,7 @@ std::vector<ScrapeResult> SnmpCollector::scrape(std::span<const ScrapeTarget> ta
         if (now >= w->deadline) {
           // Forget the request: the next poll's session must not take its late answer.
           w->in_flight = false;
-          epoll_ctl(im.epfd, EPOLL_CTL_DEL, w->agent->fd, nullptr);
-          snmp_sess_close(w->agent->sess);
-          w->agent->sess = nullptr;
-          w->agent->fd = -1;
+          im.close(*w->agent);
           timed_out(*w);  // after the close, which may have called back
         }
         continue;

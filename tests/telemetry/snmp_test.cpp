@@ -310,7 +310,6 @@ TEST(SnmpAgentState, ThirtyTwoBitCountersOnlyWhereNoHcCounterIs) {
   hc.hc_in = 123456789012345;
   hc.in32 = 5;
   const auto q = agent.render(walk(2000, {hc}));
-  EXPECT_FALSE(agent.wants_low_counters());
   EXPECT_EQ(mapped(q.body, {"Ethernet1"}).at("Ethernet1").get(Counter::rx_bytes), 123456789012345.0);
   EXPECT_THAT(q.body, Not(HasSubstr("ifInOctets{")));
 }
@@ -345,6 +344,60 @@ TEST(SnmpAgentState, ValuesOfTheWrongKindAndNamelessInterfacesAreLeftOutAndSaid)
   EXPECT_EQ(q.body, "");
   EXPECT_EQ(q.problem, "1 interface(s) without a usable ifName were left out");
   EXPECT_EQ(agent.render({}).interfaces, 0u);
+}
+
+TEST(SnmpAgentState, WithoutSysUpTimeOnlyAStateChangeIsAFlap) {
+  // An SNMPv3 view without the system group: a restart cannot be told from sysUpTime, so an
+  // ifLastChange that moved is not taken for a flap (a restart moves every port's).
+  SnmpAgentState agent;
+  auto no_uptime = [](std::vector<SnmpValue> v) {
+    v.erase(v.begin());
+    return v;
+  };
+  agent.render(no_uptime(walk(1000, {Row{}})));
+  Row moved;
+  moved.last_change = 5000;
+  EXPECT_EQ(flaps(agent.render(no_uptime(walk(2000, {moved}))), "Ethernet1"), 0);
+  Row down = moved;
+  down.oper = 2;
+  EXPECT_EQ(flaps(agent.render(no_uptime(walk(3000, {down}))), "Ethernet1"), 1);
+  // With sysUpTime, ifLastChange going back is a restart's new clock, not a flap.
+  SnmpAgentState with;
+  with.render(walk(1000, {moved}));
+  Row back;
+  back.last_change = 40;
+  EXPECT_EQ(flaps(with.render(walk(2000, {back})), "Ethernet1"), 0);
+}
+
+TEST(SnmpAgentState, ANameGivenTwiceKeepsTheFirstInterfaceAndSaysSo) {
+  SnmpAgentState agent;
+  Row a = row(1, "Ethernet1"), b = row(9, "Ethernet1");
+  b.oper = 2;
+  const auto p = agent.render(walk(1000, {a, b}));
+  EXPECT_EQ(p.interfaces, 1u);
+  EXPECT_EQ(p.problem, "ifName \"Ethernet1\" is named twice (again at ifIndex 9); the second is left out");
+  EXPECT_THAT(p.body, HasSubstr("ifOperStatus{ifName=\"Ethernet1\",ifIndex=\"1\"} 1\n"));
+  EXPECT_THAT(p.body, Not(HasSubstr("ifIndex=\"9\"")));
+  const auto q = agent.render(walk(2000, {a, b}));
+  EXPECT_FALSE(q.renumbered);
+  EXPECT_EQ(flaps(q, "Ethernet1"), 0);
+}
+
+TEST(SnmpAgentState, ThirtyTwoBitTwinsStayWalkedWhileAnyHcColumnIsMissing) {
+  // HC octets but no HC packet counters: the 32-bit packet counters are still needed.
+  SnmpAgentState agent;
+  Row r;
+  r.hc_in = 5;
+  agent.render(walk(1000, {r}));
+  EXPECT_TRUE(agent.wants_low_counters());
+}
+
+TEST(SnmpCredentials, ABrokenFileIsPlacedButNotQuoted) {
+  auto c = SnmpCredentials::parse("{\"version\": \"2c\", \"community\": \"s3cret\u0001", "c.json");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error(), ::testing::StartsWith("c.json: line 1, column "));
+  EXPECT_THAT(c.error(), HasSubstr("invalid JSON (the text is not shown: it may hold a secret)"));
+  EXPECT_THAT(c.error(), Not(HasSubstr("s3cret")));
 }
 
 TEST(SnmpAgentState, AnInterfaceNamedWithNothingReadIsNotCounted) {
