@@ -16,6 +16,8 @@
 
 #include "common/strings.h"
 
+#include <spdlog/spdlog.h>
+
 namespace medic::telemetry {
 
 namespace {
@@ -27,9 +29,16 @@ using Steady = std::chrono::steady_clock;
 void init_netsnmp() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // Every OID is numeric: no MIB module is wanted, and none missing is worth a line.
-    ::setenv("MIBS", "", 1);
-    snmp_disable_log();
+    // net-snmp's own log lines (its MIB loader's complaints about modules this machine does
+    // not have: every OID here is numeric) go to medic's log at debug level, not to stderr.
+    snmp_register_callback(SNMP_CALLBACK_LIBRARY, SNMP_CALLBACK_LOGGING,
+                           [](int, int, void* server_arg, void*) -> int {
+                             const auto* m = static_cast<const snmp_log_message*>(server_arg);
+                             if (m != nullptr && m->msg != nullptr) spdlog::debug("net-snmp: {}", m->msg);
+                             return 0;
+                           },
+                           nullptr);
+    netsnmp_register_loghandler(NETSNMP_LOGHANDLER_CALLBACK, LOG_DEBUG);
     netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_READ_CONFIGS, 1);
     netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_LOAD, 1);
     netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_SAVE, 1);
@@ -37,7 +46,6 @@ void init_netsnmp() {
     netsnmp_ds_set_int(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_MIB_WARNINGS, 0);
     netsnmp_ds_set_string(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_MIBDIRS, "/nonexistent");
     init_snmp("medic");
-    snmp_disable_log();  // init_snmp turns stderr logging back on when nothing else logs
   });
 }
 
