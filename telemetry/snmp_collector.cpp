@@ -116,6 +116,7 @@ struct SnmpCollector::Impl {
     // SNMPv3: whether this session has learnt the agent's engine. net-snmp learns it inside
     // the first send, synchronously (one request and its retries): see scrape().
     bool discovered = false;
+    bool deferred = false;  // its discovery waited for a later poll
   };
   std::unordered_map<fabric::DeviceId, Agent> agents;
   std::unordered_map<int, Agent*> by_fd;  // each open session's socket
@@ -417,12 +418,14 @@ std::vector<ScrapeResult> SnmpCollector::scrape(std::span<const ScrapeTarget> ta
     // walk time on discoveries, the rest wait for the next poll instead of holding this one.
     const bool discovering = im.credentials.version == SnmpCredentials::Version::v3 && !a.discovered;
     if (discovering && discovery_time >= walk_time) {
+      a.deferred = true;  // first in line next poll
       w.failed = true;
       w.error = "SNMPv3 engine discovery deferred to the next poll (this poll spent " +
                 std::to_string(static_cast<long>(im.options.timeout_s * 1000)) + " ms discovering other agents)";
       finish(w);
       return;
     }
+    a.deferred = false;
     const auto sending = Steady::now();
     const bool sent = im.send(w);
     if (discovering) {
@@ -450,10 +453,18 @@ std::vector<ScrapeResult> SnmpCollector::scrape(std::span<const ScrapeTarget> ta
       }
     }
   } guard{im, active};
+  // Agents whose SNMPv3 discovery a poll deferred go first in the next, so silent agents
+  // early in the list cannot spend every poll's discovery time before they get theirs.
+  std::vector<size_t> order(targets.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) {
+    const auto it = im.agents.find(targets[i].device);
+    return it != im.agents.end() && it->second.deferred;
+  });
   std::vector<epoll_event> events(64);
   auto last_timeout_check = Steady::now();
   while (next < targets.size() || !active.empty()) {
-    while (next < targets.size() && active.size() < std::max<size_t>(1, im.options.max_in_flight)) start(next++);
+    while (next < order.size() && active.size() < std::max<size_t>(1, im.options.max_in_flight)) start(order[next++]);
     if (active.empty()) continue;
     const int n = epoll_wait(im.epfd, events.data(), static_cast<int>(events.size()), 10);
     for (int k = 0; k < n; ++k) {

@@ -151,6 +151,21 @@ TEST_F(SnmpCollectorTest, SilentV3AgentsCannotHoldAPollForLongerThanItsWalkTime)
   EXPECT_TRUE(again[0].ok) << again[0].error;
 }
 
+// The agents a poll deferred go first in the next: an agent listed after silent ones is
+// discovered and walked on the second poll, not deferred poll after poll.
+TEST_F(SnmpCollectorTest, AnAgentDeferredOnceIsDiscoveredFirstNextPoll) {
+  SnmpCollector collector(v3(), quick());  // 1 s of discovery a poll; a silent agent costs 0.6 s
+  std::vector<ScrapeTarget> targets;
+  for (fabric::DeviceId d = 0; d < 3; ++d) targets.push_back({d, "snmp://127.0.0.1:" + std::to_string(free_udp_port())});
+  targets.push_back({3, agent_->url()});
+  const auto first = collector.scrape(targets, clock_);
+  EXPECT_FALSE(first[2].ok);
+  EXPECT_THAT(first[3].error, ::testing::StartsWith("SNMPv3 engine discovery deferred to the next poll"));
+  const auto second = collector.scrape(targets, clock_);
+  EXPECT_TRUE(second[3].ok) << second[3].error;
+  EXPECT_TRUE(values_of(second[3].body).contains("ifOperStatus{ifName=\"lo\""));
+}
+
 TEST_F(SnmpCollectorTest, AWrongCommunityIsSilenceAndEndsInATimeout) {
   SnmpCollector collector(v2c("not-the-community"), quick());
   const ScrapeTarget t{0, agent_->url()};
