@@ -97,6 +97,7 @@ void FlapConfig::validate() const {
   if (!(reuse > 0 && reuse < suppress)) throw ConfigError("flap.reuse must be positive and below flap.suppress");
   if (!(suppress <= max_penalty)) throw ConfigError("flap.max_penalty must be at least flap.suppress");
   if (down_hold.count() <= 0) throw ConfigError("flap.down_hold_s must be positive");
+  if (trap_confirm.count() <= 0) throw ConfigError("flap.trap_confirm_s must be positive");
 }
 
 const OpticType* OpticsConfig::type_for(std::string_view optic) const {
@@ -138,6 +139,7 @@ void DetectorConfig::validate(const std::string& source) const {
   at_most("$.flap.max_penalty", flap.max_penalty, 1e12);
   secs("$.flap.half_life_s", flap.half_life);
   secs("$.flap.down_hold_s", flap.down_hold);
+  secs("$.flap.trap_confirm_s", flap.trap_confirm);
   if (!optics.default_type.empty() && optics.types.find(optics.default_type) == optics.types.end()) {
     fail("$.optics.default_type", "names no type in $.optics.types: " + quote(optics.default_type));
   }
@@ -218,13 +220,15 @@ DetectorConfig DetectorConfig::parse(std::string_view text, const std::string& s
   bool present = false;
 
   const json& flap = r.object(doc, "$", "flap", present);
-  r.keys(flap, "$.flap", {"penalty_per_flap", "half_life_s", "suppress", "reuse", "max_penalty", "down_hold_s"});
+  r.keys(flap, "$.flap", {"penalty_per_flap", "half_life_s", "suppress", "reuse", "max_penalty", "down_hold_s",
+                           "trap_confirm_s"});
   r.number(flap, "$.flap", "penalty_per_flap", c.flap.penalty_per_flap);
   r.seconds_field(flap, "$.flap", "half_life_s", c.flap.half_life);
   r.number(flap, "$.flap", "suppress", c.flap.suppress);
   r.number(flap, "$.flap", "reuse", c.flap.reuse);
   r.number(flap, "$.flap", "max_penalty", c.flap.max_penalty);
   r.seconds_field(flap, "$.flap", "down_hold_s", c.flap.down_hold);
+  r.seconds_field(flap, "$.flap", "trap_confirm_s", c.flap.trap_confirm);
 
   const json& optics = r.object(doc, "$", "optics", present);
   r.keys(optics, "$.optics", {"default_type", "hysteresis_db", "drift_db", "drift_baseline_s", "drift_recent_s",

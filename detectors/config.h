@@ -28,6 +28,9 @@ struct FlapConfig {
   double reuse = 800;
   double max_penalty = 8000;                    // ceiling: bounds how long suppression lasts
   Duration down_hold = std::chrono::seconds(30);  // down this long: link_down, not a flap
+  // A flap an SNMP linkDown notification reported counts at once, but only until the polls
+  // of this long after it have had the chance to confirm it; unconfirmed, it is taken back.
+  Duration trap_confirm = std::chrono::seconds(30);
 
   void validate() const;  // throws ConfigError
 };

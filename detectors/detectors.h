@@ -24,6 +24,8 @@ class DetectorSet {
   void begin_poll(size_t asked, size_t failed, Time now, std::vector<Finding>& out);
   void observe_poll(fabric::DeviceId device, bool answered, Time now, const std::string& error,
                     std::vector<Finding>& out);
+  // A link event between polls (an SNMP linkDown/linkUp notification): flaps only.
+  void link_event(fabric::PortId port, bool up, Time at, std::vector<Finding>& out) { flap_.link_event(port, up, at, out); }
   // After every delta of a poll: checks that need both ends of a link.
   void end_poll(Time now, std::vector<Finding>& out);
 

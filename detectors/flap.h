@@ -5,8 +5,17 @@
 // and is reported critical; and it counts as suppressed, so it is not put back in
 // service, until the penalty has decayed below the reuse threshold. A port that stays down
 // longer than the hold time is reported as link_down instead.
+//
+// Link events (SNMP linkDown/linkUp notifications) add their flaps at once, so a flap is
+// seen between polls; but a notification is not the source of truth, the polled counters
+// are: a poll that sees the port flap confirms the notifications of its interval (an SNMP
+// agent's ifLastChange says that it flapped, not how often), a flap from a notification
+// that the polls have not confirmed within trap_confirm is taken back, and a port whose penalty reaches suppress only with unconfirmed flaps is
+// reported as a warning (an incident opens, nothing is drained) until the poll confirms.
 #pragma once
 
+#include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "detectors/config.h"
@@ -20,6 +29,12 @@ class FlapDetector {
   FlapDetector(const fabric::Topology& topology, FlapConfig config);
 
   void observe(const telemetry::PortDelta& d, std::vector<Finding>& out);
+  // A link event: the port went down (or up) at `at`, as a notification says.
+  void link_event(fabric::PortId port, bool up, Time at, std::vector<Finding>& out);
+
+  // Flaps link events reported that the polls confirmed, and that they took back.
+  uint64_t event_flaps_confirmed() const { return confirmed_total_; }
+  uint64_t event_flaps_withdrawn() const { return withdrawn_total_; }
 
   // The port's penalty decayed to `now`.
   double penalty(fabric::PortId port, Time now) const;
@@ -39,13 +54,25 @@ class FlapDetector {
     bool suppressed = false;
     bool down_reported = false;
     bool carrier_down = false;  // as far as the transitions seen so far tell
+    int8_t live = -1;           // the state link events last said (-1: none since the poll)
+    bool event_warned = false;  // the warning for unconfirmed flaps was given this episode
   };
   double decayed(const PortState& s, Time now) const;
-  Finding make(const telemetry::PortDelta& d, const PortState& s, Severity sev, FindingKind kind) const;
+  Finding make(fabric::PortId port, Time at, const PortState& s, Severity sev, FindingKind kind) const;
+  // The part of the port's penalty at `now` that unconfirmed link-event flaps make up.
+  double unconfirmed(fabric::PortId port, Time now) const;
+  // A poll that counted `flaps` (> 0) up to `now` confirms the port's link-event flaps
+  // until then; gives back how many.
+  double confirm(fabric::PortId port, double flaps, Time now);
+  // Takes back the port's link-event flaps older than trap_confirm at `now`.
+  void withdraw_stale(fabric::PortId port, PortState& s, Time now);
 
   const fabric::Topology& topology_;
   FlapConfig config_;
   std::vector<PortState> ports_;
+  // Per port, when each of its unconfirmed link-event flaps happened (oldest first).
+  std::unordered_map<fabric::PortId, std::deque<Time>> pending_;
+  uint64_t confirmed_total_ = 0, withdrawn_total_ = 0;
 };
 
 }  // namespace medic::detectors

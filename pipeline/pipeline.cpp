@@ -134,4 +134,14 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
   return out;
 }
 
+EventOutcome Pipeline::link_events(std::span<const LinkEvent> events, Time now,
+                                   std::span<const triage::Maintenance> maintenance, const triage::Recorded& recorded) {
+  EventOutcome out;
+  for (const LinkEvent& e : events) {
+    if (e.port < topology_.ports().size()) detectors_.link_event(e.port, e.up, e.time, out.findings);
+  }
+  out.triage = triage_.process(out.findings, now, maintenance, recorded);
+  return out;
+}
+
 }  // namespace medic::pipeline

@@ -36,6 +36,18 @@ struct LinkStateChange {
   bool up = true;
 };
 
+// A port's state change reported between polls (an SNMP linkDown or linkUp notification).
+struct LinkEvent {
+  fabric::PortId port = fabric::kNone;
+  bool up = true;
+  Time time{};
+};
+
+struct EventOutcome {
+  std::vector<detectors::Finding> findings;
+  triage::TriageResult triage;
+};
+
 struct PollOutcome {
   std::vector<detectors::Finding> findings;
   triage::TriageResult triage;
@@ -60,6 +72,12 @@ class Pipeline {
   PollOutcome poll(std::span<const DeviceAnswer> answers, Time now,
                    std::span<const triage::Maintenance> maintenance = {},
                    std::span<const probes::RoundResult> rounds = {}, const triage::Recorded& recorded = {});
+
+  // Link events between polls: what the flap detector makes of them, through triage. They
+  // never change a link's oper state (the polls' answers do) and never suppress a port by
+  // themselves (detectors/flap.h).
+  EventOutcome link_events(std::span<const LinkEvent> events, Time now,
+                           std::span<const triage::Maintenance> maintenance = {}, const triage::Recorded& recorded = {});
 
   // Maps one answer ahead of poll(), as medicd does with each answer the moment it arrives
   // while the others are still on their way (on the map workers, when there are any). The

@@ -165,6 +165,15 @@ LoadedFiles LoadedFiles::load(const DaemonSettings& s) {
   f.capacity = remediation::CapacityConfig::load_file(s.capacity_path);
   f.policy = remediation::RemediationPolicy::load_file(s.policy_path);
   f.snmp = snmp_credentials(*f.topology, s);
+  if (!s.snmp_trap_listen.empty()) {
+    if (!parse_host_port(s.snmp_trap_listen)) {
+      throw std::invalid_argument("--snmp-trap-listen " + quote(s.snmp_trap_listen) + ": expected ADDR:PORT");
+    }
+    if (!f.snmp) {
+      throw std::invalid_argument("--snmp-trap-listen " + s.snmp_trap_listen + ": no switch of " + s.topology_path +
+                                  " is polled over SNMP (snmp://): no notification could be accepted");
+    }
+  }
   return f;
 }
 

@@ -43,6 +43,8 @@ struct DaemonSettings {
   // SNMP credentials (telemetry/snmp.h) for switches polled at snmp://; without a file, the
   // environment's MEDIC_SNMP_* variables.
   std::string snmp_credentials_path;
+  // ADDR:PORT to receive SNMP notifications (linkDown/linkUp) on ("": none are received).
+  std::string snmp_trap_listen;
   std::string name;           // this daemon's name in the leader row and the actions (default host:pid)
   double snapshot_retention_days = 30;  // snapshots older than this are pruned (0: kept forever)
   int incident_snapshots = 32;  // snapshots of incidents opened in one poll cycle, at most (the rest counted)

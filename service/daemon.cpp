@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include "common/strings.h"
 #include "fabric/loader.h"
 #include "remediation/capacity_config.h"
 #include "remediation/policy.h"
@@ -12,6 +13,13 @@
 namespace medic::service {
 
 using triage::IncidentState;
+
+namespace {
+constexpr const char* kTrapHelp =
+    "SNMP notifications received on --snmp-trap-listen, by result: link_down and link_up (taken as link events), "
+    "other (another notification), unknown_agent (from an address no switch is polled at), bad_credentials (wrong "
+    "community, SNMPv3 user, keys or level), malformed, unknown_interface (an ifIndex the agent's last poll did not name).";
+}  // namespace
 
 DaemonMetrics::DaemonMetrics(metrics::Registry& r)
     : cycles(r.counter("medic_cycles_total", "Poll cycles run.")),
@@ -24,6 +32,13 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
                                     "SNMP agents seen to restart (sysUpTime went back) between two polls.")),
       snmp_renumbered(r.counter("medic_snmp_renumbered_total",
                                 "SNMP agents whose ifIndex numbering changed (interfaces are matched by ifName).")),
+      traps_link_down(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "link_down"}})),
+      traps_link_up(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "link_up"}})),
+      traps_other(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "other"}})),
+      traps_unknown_agent(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "unknown_agent"}})),
+      traps_bad_credentials(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "bad_credentials"}})),
+      traps_malformed(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "malformed"}})),
+      traps_unknown_interface(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "unknown_interface"}})),
       samples(r.counter("medic_samples_total", "Samples parsed (metric lines and OpenConfig leaves).")),
       samples_mapped(r.counter("medic_samples_mapped_total", "Counter samples mapped onto canonical counters.")),
       samples_implausible(r.counter("medic_samples_implausible_total", "Counter values no port can produce, left out.")),
@@ -226,6 +241,7 @@ void Daemon::refresh_maintenance(Time now) {
 void Daemon::cycle(const LeadershipState& leadership) {
   const auto cycle_start = std::chrono::steady_clock::now();
   metrics_.role.set(static_cast<double>(leadership.role));
+  role_ = leadership.role;
   metrics_.db_up.set(leadership.db_up ? 1 : 0);
   db_up_ = leadership.db_up;
   auto finish_cycle = [&] {
@@ -408,14 +424,7 @@ void Daemon::cycle(const LeadershipState& leadership) {
   metrics_.findings += out.findings.size();
 
   record_oper(out.link_changes, now);
-  if (!out.triage.noted.empty()) {
-    metrics_.findings_noted += out.triage.noted.size();
-    record_noted(std::move(out.triage.noted));
-  }
-  std::vector<int64_t> no_batch;
-  for (auto& u : out.triage.updates) {
-    if (!record(u, now, no_batch)) keep(std::move(u));
-  }
+  record_triage(out.triage, now);
   if (can_record()) {
     for (const int64_t closed : p_.workflow.tick()) recorded_.closed.emplace_back(closed, clock_.now());
     const double keep_days = config_.settings().snapshot_retention_days;
@@ -431,6 +440,59 @@ void Daemon::cycle(const LeadershipState& leadership) {
     }
   }
   finish_cycle();
+}
+
+void Daemon::take_notifications() {
+  if (p_.snmp_traps == nullptr) return;
+  const std::vector<telemetry::SnmpLinkNotification> got = p_.snmp_traps->read(clock_);
+  const telemetry::SnmpTrapCounters& c = p_.snmp_traps->counters();
+  auto add = [](metrics::Counter& m, size_t now, size_t& seen) {
+    if (now > seen) m += static_cast<double>(now - seen);
+    seen = now;
+  };
+  add(metrics_.traps_link_down, c.link_down, traps_seen_.link_down);
+  add(metrics_.traps_link_up, c.link_up, traps_seen_.link_up);
+  add(metrics_.traps_other, c.other, traps_seen_.other);
+  add(metrics_.traps_unknown_agent, c.unknown_agent, traps_seen_.unknown_agent);
+  add(metrics_.traps_bad_credentials, c.bad_credentials, traps_seen_.bad_credentials);
+  add(metrics_.traps_malformed, c.malformed, traps_seen_.malformed);
+  // Standing by, another daemon watches the fabric: read (so nothing piles up) and drop.
+  if (got.empty() || role_ == Role::standby || role_ == Role::starting) return;
+  std::vector<pipeline::LinkEvent> events;
+  events.reserve(got.size());
+  for (const auto& n : got) {
+    std::string name = n.if_name;
+    if (name.empty() && p_.snmp != nullptr) name = p_.snmp->interface_name(n.device, n.if_index).value_or("");
+    const auto port = name.empty() ? std::nullopt : p_.topology.find_port(n.device, name);
+    if (!port) {
+      ++metrics_.traps_unknown_interface;
+      spdlog::debug("SNMP {} from {}: ifIndex {} is no port of the topology (its last poll named it {})",
+                    n.up ? "linkUp" : "linkDown", p_.topology.device(n.device).name, n.if_index,
+                    name.empty() ? "nothing" : quote(name));
+      continue;
+    }
+    spdlog::info("SNMP {}: {}", n.up ? "linkUp" : "linkDown", p_.topology.endpoint_name(*port));
+    events.push_back({*port, n.up, n.time});
+  }
+  if (events.empty()) return;
+  const Time now = clock_.now();
+  if (can_record()) flush(now);
+  pipeline::EventOutcome out = p_.pipeline.link_events(events, now, maintenance_, recorded_);
+  recorded_ = {};
+  metrics_.findings += out.findings.size();
+  record_triage(out.triage, now);
+  metrics_.pending_records.set(static_cast<double>(pending()));
+}
+
+void Daemon::record_triage(triage::TriageResult& t, Time now) {
+  if (!t.noted.empty()) {
+    metrics_.findings_noted += t.noted.size();
+    record_noted(std::move(t.noted));
+  }
+  std::vector<int64_t> no_batch;
+  for (auto& u : t.updates) {
+    if (!record(u, now, no_batch)) keep(std::move(u));
+  }
 }
 
 void Daemon::keep(triage::IncidentUpdate u) {

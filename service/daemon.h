@@ -42,6 +42,7 @@
 #include "telemetry/backoff.h"
 #include "telemetry/collector.h"
 #include "telemetry/snmp_collector.h"
+#include "telemetry/snmp_traps.h"
 
 namespace medic::service {
 
@@ -53,6 +54,9 @@ struct DaemonMetrics {
   // SNMP (switches at snmp://): GETBULK requests sent, agents seen to restart (sysUpTime went
   // back) and agents whose ifIndex numbering changed (interfaces are matched by ifName).
   metrics::Counter snmp_requests, snmp_agent_restarts, snmp_renumbered;
+  // SNMP notifications received, by what became of them (medic_snmp_notifications_total).
+  metrics::Counter traps_link_down, traps_link_up, traps_other, traps_unknown_agent, traps_bad_credentials,
+      traps_malformed, traps_unknown_interface;
   metrics::Counter samples, samples_mapped, samples_implausible, telemetry_outage_polls;
   metrics::Counter findings, findings_noted;
   metrics::Counter incidents_opened, incidents_reopened, incidents_resolved;
@@ -77,6 +81,7 @@ struct DaemonParts {
   db::DbRemediationStore& remediation_store;
   telemetry::Collector& collector;
   telemetry::SnmpCollector* snmp;  // switches polled at snmp:// (nullptr: none is)
+  telemetry::SnmpTrapReceiver* snmp_traps;  // --snmp-trap-listen (nullptr: off)
   telemetry::Backoff& backoff;
   pipeline::Pipeline& pipeline;
   remediation::CapacityModel& capacity;
@@ -91,6 +96,10 @@ class Daemon {
   ~Daemon();
 
   void cycle(const LeadershipState& leadership);
+  // Reads the SNMP notifications waiting (main calls it when the receiver's socket is
+  // readable, on the poll loop's thread): linkDown/linkUp become link events for the flap
+  // detector at once, recorded like a poll's findings; everything else is counted.
+  void take_notifications();
 
   const DaemonMetrics& metrics() const { return metrics_; }
   // Steady-clock nanoseconds at the end of the last cycle (0 before the first), for /healthz.
@@ -109,6 +118,8 @@ class Daemon {
   // far in this batch (for updates that follow an earlier one).
   bool record(triage::IncidentUpdate& u, Time now, std::vector<int64_t>& ids);
   void record_noted(std::vector<triage::NotedFinding> noted);
+  // A poll's (or link events') triage: noted findings and incident updates, recorded or kept.
+  void record_triage(triage::TriageResult& t, Time now);
   void record_oper(const std::vector<pipeline::LinkStateChange>& changes, Time now);
   void flush(Time now);
   void keep(triage::IncidentUpdate u);
@@ -130,6 +141,8 @@ class Daemon {
   Time snapshots_pruned_{};
   std::vector<std::string> last_scrape_error_;  // per device, to log a failure once, not every cycle
   bool in_outage_ = false;                       // the last poll was a telemetry outage
+  Role role_ = Role::starting;                   // as the last cycle was told
+  telemetry::SnmpTrapCounters traps_seen_{};     // the receiver's counters already in the metrics
   int64_t epoch_ = 0;                            // leading (and synced) under this epoch; 0: not
   bool db_up_ = false;                           // the leadership monitor's last word on the database
   bool ready_logged_ = false;

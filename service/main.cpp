@@ -29,6 +29,8 @@
 #include "telemetry/backoff.h"
 #include "telemetry/collector.h"
 #include "telemetry/snmp_collector.h"
+#include "telemetry/snmp_traps.h"
+#include <netdb.h>
 #include "common/metrics.h"
 #include "service/signals.h"
 #include "service/slo_metrics.h"
@@ -116,6 +118,35 @@ int main(int argc, char** argv) {
       snmp = std::make_unique<telemetry::SnmpCollector>(*files.snmp, sopt);
       spdlog::info("SNMP: switches at snmp:// are polled with {}", files.snmp->describe());
     }
+    // SNMP notifications: accepted from the address each switch's agent is polled at (a
+    // name is resolved once, here).
+    std::unique_ptr<telemetry::SnmpTrapReceiver> snmp_traps;
+    if (!settings.snmp_trap_listen.empty()) {
+      std::vector<std::pair<std::string, fabric::DeviceId>> agents;
+      for (fabric::DeviceId d = 0; d < topology.devices().size(); ++d) {
+        const auto addr = parse_snmp_url(topology.device(d).telemetry_url);
+        if (!addr) continue;
+        addrinfo hints{};
+        hints.ai_socktype = SOCK_DGRAM;
+        addrinfo* found = nullptr;
+        if (::getaddrinfo(addr->host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) {
+          spdlog::warn("SNMP notifications: {}'s agent {} does not resolve; its notifications will be dropped",
+                       topology.device(d).name, addr->host);
+          continue;
+        }
+        for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+          char text[NI_MAXHOST] = {0};
+          if (::getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0) {
+            agents.emplace_back(text, d);
+          }
+        }
+        ::freeaddrinfo(found);
+      }
+      auto r = telemetry::SnmpTrapReceiver::open(settings.snmp_trap_listen, *files.snmp, std::move(agents));
+      if (!r) throw std::runtime_error(r.error());
+      snmp_traps = std::move(*r);
+      spdlog::info("SNMP notifications on udp {}:{}", snmp_traps->address(), snmp_traps->port());
+    }
     telemetry::Backoff backoff(topology.devices().size(), config.poll_interval(), from_seconds(settings.backoff_max_s));
     pipeline::Pipeline pipeline(topology, *files.counter_map, files.detectors, config.triage(), config.map_workers());
     remediation::CapacityModel capacity(capacity_topology, files.capacity.budget());
@@ -137,7 +168,7 @@ int main(int argc, char** argv) {
                                    registry);
     service::Daemon daemon(config,
                            service::DaemonParts{topology, capacity_topology, files.detectors, db, inventory, incidents,
-                                                maintenance, snapshots, records, remediation_store, collector, snmp.get(), backoff,
+                                                maintenance, snapshots, records, remediation_store, collector, snmp.get(), snmp_traps.get(), backoff,
                                                 pipeline, capacity, workflow, registry},
                            clock);
 
@@ -295,6 +326,20 @@ int main(int argc, char** argv) {
     };
     daemon.cycle(leadership.state());
     schedule();
+    // SNMP notifications are read on this thread too, between cycles: net-snmp's state is
+    // the collector's as well, and the pipeline is this loop's alone.
+    std::optional<asio::posix::stream_descriptor> trap_socket;
+    std::function<void()> wait_for_traps = [&] {
+      trap_socket->async_wait(asio::posix::stream_descriptor::wait_read, [&](const boost::system::error_code& ec) {
+        if (ec) return;
+        daemon.take_notifications();
+        wait_for_traps();
+      });
+    };
+    if (snmp_traps) {
+      trap_socket.emplace(io, ::dup(snmp_traps->fd()));
+      wait_for_traps();
+    }
     asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code&, int sig) {
       spdlog::info("medicd: signal {}, stopping", sig);

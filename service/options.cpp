@@ -682,6 +682,9 @@ DaemonOptions::DaemonOptions(std::string program) : impl_(std::make_unique<Impl>
   m.add("--snmp-credentials", s.snmp_credentials_path,
         "JSON file of the SNMP credentials for switches polled at snmp:// (default: $MEDIC_SNMP_COMMUNITY, or "
         "$MEDIC_SNMP_USER with $MEDIC_SNMP_AUTH_PASSWORD and $MEDIC_SNMP_PRIV_PASSWORD)");
+  m.add("--snmp-trap-listen", s.snmp_trap_listen,
+        "receive SNMP notifications on ADDR:PORT (UDP): linkDown/linkUp from the switches polled at snmp:// count "
+        "as flaps at once, until the polls confirm them (default: off)");
   m.add("--name", s.name, "this daemon's name in the leader row and its actions (default: HOST:PID)");
   m.add("--snapshot-retention", s.snapshot_retention_days, "days snapshots are kept (0: forever)");
   m.add("--incident-snapshots", s.incident_snapshots,

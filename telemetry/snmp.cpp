@@ -340,4 +340,65 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
   return p;
 }
 
+std::optional<std::string> SnmpAgentState::name_of(uint32_t if_index) const {
+  if (polls_ == 0) return std::nullopt;
+  for (const auto& [name, l] : links_) {
+    if (l.if_index == if_index && l.seen + 1 == polls_) return name;
+  }
+  return std::nullopt;
+}
+
+// --- notifications ------------------------------------------------------------------------
+
+Result<SnmpLinkTrap> decode_link_trap(std::span<const SnmpValue> values) {
+  // SNMPv2-MIB snmpTrapOID.0; IF-MIB linkDown and linkUp (snmpTraps 3 and 4); the columns a
+  // linkDown/linkUp names its interface with: ifIndex, ifAdminStatus, ifOperStatus, ifName.
+  static const std::vector<uint32_t> trap_oid0 = {1, 3, 6, 1, 6, 3, 1, 1, 4, 1, 0};
+  static const std::vector<uint32_t> link_down = {1, 3, 6, 1, 6, 3, 1, 1, 5, 3};
+  static const std::vector<uint32_t> link_up = {1, 3, 6, 1, 6, 3, 1, 1, 5, 4};
+  static const std::vector<uint32_t> if_entry = {1, 3, 6, 1, 2, 1, 2, 2, 1};
+  static const std::vector<uint32_t> if_name = {1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 1};
+  const SnmpValue* trap = nullptr;
+  for (const SnmpValue& v : values) {
+    if (v.oid == trap_oid0) {
+      trap = &v;
+      break;
+    }
+  }
+  if (trap == nullptr) return Error::invalid("no snmpTrapOID.0 among its " + std::to_string(values.size()) + " variables");
+  if (trap->type != SnmpValue::Type::object_id) return Error::invalid("snmpTrapOID.0 is not an OBJECT IDENTIFIER");
+  SnmpLinkTrap t;
+  if (trap->object == link_down) {
+    t.kind = SnmpLinkTrap::Kind::link_down;
+  } else if (trap->object == link_up) {
+    t.kind = SnmpLinkTrap::Kind::link_up;
+  } else {
+    return t;
+  }
+  // The interface: ifIndex.N's value, else the instance N of its ifAdminStatus/ifOperStatus.
+  std::optional<uint64_t> index;
+  for (const SnmpValue& v : values) {
+    if (v.oid.size() == if_entry.size() + 2 && has_prefix(v.oid, if_entry)) {
+      const uint32_t column = v.oid[if_entry.size()];
+      if (column == 1 && v.type == SnmpValue::Type::integer) {
+        index = v.number;
+      } else if ((column == 7 || column == 8) && !index) {
+        index = v.oid.back();
+      }
+    } else if (v.oid.size() == if_name.size() + 1 && has_prefix(v.oid, if_name) && v.type == SnmpValue::Type::octets &&
+               plain_label(v.text)) {
+      t.if_name = v.text;
+      if (!index) index = v.oid.back();
+    }
+  }
+  const char* what = t.kind == SnmpLinkTrap::Kind::link_down ? "linkDown" : "linkUp";
+  if (!index) return Error::invalid(std::string(what) + " names no interface (no ifIndex, ifOperStatus or ifName)");
+  if (*index == 0 || *index > 0x7fffffff) {
+    return Error::invalid(std::string(what) + ": ifIndex " + std::to_string(static_cast<int64_t>(*index)) +
+                          " is out of range (1..2147483647)");
+  }
+  t.if_index = static_cast<uint32_t>(*index);
+  return t;
+}
+
 }  // namespace medic::telemetry

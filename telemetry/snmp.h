@@ -41,11 +41,12 @@ struct SnmpCredentials {
 
 // One variable of a response, as the collector hands it over.
 struct SnmpValue {
-  enum class Type : uint8_t { integer, counter32, counter64, gauge32, timeticks, octets, no_such, end_of_view, other };
+  enum class Type : uint8_t { integer, counter32, counter64, gauge32, timeticks, octets, object_id, no_such, end_of_view, other };
   std::vector<uint32_t> oid;
   Type type = Type::other;
   uint64_t number = 0;  // integer (as int64 bits), counters, gauges, timeticks
   std::string text;     // octets
+  std::vector<uint32_t> object;  // object_id
 };
 
 // The columns walked, in the order one GETBULK asks for them.
@@ -78,6 +79,9 @@ class SnmpAgentState {
   // `values`: sysUpTime.0 and every column's rows, in any order.
   Poll render(std::span<const SnmpValue> values);
 
+  // The ifName the latest poll read for `if_index`, if it named one (traps name ifIndex only).
+  std::optional<std::string> name_of(uint32_t if_index) const;
+
   // Whether the agent has 64-bit (HC) counters on every interface: its 32-bit twins are then
   // no longer walked. Unknown (true: walk them) until the first poll.
   bool wants_low_counters() const { return !hc_everywhere_; }
@@ -96,5 +100,18 @@ class SnmpAgentState {
   std::optional<uint64_t> uptime_;
   bool hc_everywhere_ = false;
 };
+
+// A notification (trap or inform) as far as medicd reads it: IF-MIB's linkDown and linkUp
+// (RFC 2863), which name the interface by ifIndex (and, from some agents, by ifName too).
+struct SnmpLinkTrap {
+  enum class Kind : uint8_t { link_down, link_up, other };
+  Kind kind = Kind::other;
+  uint32_t if_index = 0;
+  std::string if_name;  // when the notification carries ifName
+};
+// Reads a notification's variables (snmpTrapOID.0 and what follows). Another notification
+// is Kind::other; a linkDown or linkUp that names no interface, or a notification without
+// snmpTrapOID.0, is an error saying what is missing.
+Result<SnmpLinkTrap> decode_link_trap(std::span<const SnmpValue> values);
 
 }  // namespace medic::telemetry

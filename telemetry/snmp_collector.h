@@ -7,6 +7,8 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -49,6 +51,9 @@ class SnmpCollector {
                                    const std::function<void(ScrapeResult&)>& on_result = {});
 
   const SnmpCounters& counters() const;
+  // The ifName the device's agent gave `if_index` in its latest poll (notifications name an
+  // interface by ifIndex); nullopt when that poll named none.
+  std::optional<std::string> interface_name(fabric::DeviceId device, uint32_t if_index) const;
 
  private:
   struct Impl;

@@ -18,7 +18,9 @@
 # host from the other. Every switch also runs the real net-snmp agent (Debian snmpd) on
 # 198.19.0.N:161, serving IF-MIB for its interfaces to a v2c community and an SNMPv3
 # authPriv user (DIR/snmp-credentials.json); DIR/topology-snmp.json is the same fabric with
-# its switches polled over SNMP (snmp://198.19.0.N:161) instead of node_exporter.
+# its switches polled over SNMP (snmp://198.19.0.N:161) instead of node_exporter, and each
+# agent sends its linkDown/linkUp notifications to 198.19.0.254:1162 in the management
+# namespace (medicd --snmp-trap-listen 198.19.0.254:1162).
 #
 #   testbed/clos.sh up DIR          build it; DIR keeps the state (names, pids) and topology.json
 #   testbed/clos.sh down DIR        stop every process it started (by pid) and delete the namespaces
@@ -43,6 +45,7 @@ SNMP_COMMUNITY=medic-testbed
 SNMP_USER=medic
 SNMP_AUTH=testbed-auth-pass
 SNMP_PRIV=testbed-priv-pass
+SNMP_TRAP_PORT=1162
 
 NODES=(c1 c2 r1 r2 h1 h2)
 # link: nodeA ifA addrA nodeB ifB addrB
@@ -137,10 +140,24 @@ up() {
   done
   # The real SNMP agent in every switch, on its management address. No MIB files: every
   # OID medicd asks for is numeric.
+  # Each agent also sends linkDown/linkUp (SNMPv3 traps, the medic user) to the management
+  # namespace's 198.19.0.254:$SNMP_TRAP_PORT, checking ifOperStatus every second (DISMAN-EVENT
+  # monitors, numeric OIDs: linkDown/linkUp with ifIndex, ifAdminStatus, ifOperStatus). The
+  # monitors query the agent as an internal user; the write community is for setting the
+  # agent's ifTable cache to 0 s below (mgmt namespace only), so they see a flap at once.
   cat >"$dir/snmpd.conf" <<CONF
 rocommunity $SNMP_COMMUNITY 198.19.0.0/24
+rwcommunity $SNMP_COMMUNITY-rw 198.19.0.254/32
 createUser $SNMP_USER SHA "$SNMP_AUTH" AES "$SNMP_PRIV"
 rouser $SNMP_USER priv
+createUser medicinternal SHA "testbed-internal-pass"
+rouser medicinternal auth
+iquerySecName medicinternal
+trapsess -v 3 -u $SNMP_USER -l authPriv -a SHA -A "$SNMP_AUTH" -x AES -X "$SNMP_PRIV" 198.19.0.254:$SNMP_TRAP_PORT
+notificationEvent linkDownTrap 1.3.6.1.6.3.1.1.5.3 1.3.6.1.2.1.2.2.1.1 1.3.6.1.2.1.2.2.1.7 1.3.6.1.2.1.2.2.1.8
+notificationEvent linkUpTrap 1.3.6.1.6.3.1.1.5.4 1.3.6.1.2.1.2.2.1.1 1.3.6.1.2.1.2.2.1.7 1.3.6.1.2.1.2.2.1.8
+monitor -S -r 1 -u medicinternal -e linkDownTrap "linkDown" 1.3.6.1.2.1.2.2.1.8 == 2
+monitor -S -r 1 -u medicinternal -e linkUpTrap "linkUp" 1.3.6.1.2.1.2.2.1.8 == 1
 CONF
   for n in c1 c2 r1 r2; do
     mkdir -p "$dir/snmp-$n"
@@ -160,6 +177,9 @@ JSON
       sleep 0.1
     done
     [[ -n $ok ]] || { echo "testbed: snmpd on $n did not answer" >&2; cat "$dir/snmpd-$n.log" >&2; exit 1; }
+    # NET-SNMP-AGENT-MIB nsCacheTimeout of ifTable (IMPLIED index 1.3.6.1.2.1.2.2): 0 s.
+    ip netns exec "$prefix-mgmt" env MIBS= MIBDIRS=/nonexistent snmpset -v2c -c "$SNMP_COMMUNITY-rw" -t 1 -r 2 \
+      "udp:$(mgmt_addr "$n"):161" 1.3.6.1.4.1.8072.1.5.3.1.2.1.3.6.1.2.1.2.2 i 0 >/dev/null
   done
   for n in "${NODES[@]}"; do
     for _ in $(seq 1 100); do grep -q "medic-reflector on" "$dir/reflector-$n.log" 2>/dev/null && break; sleep 0.05; done

@@ -39,6 +39,7 @@ TEST_F(FlapTest, DefaultsAreTheDocumentedDamping) {
   EXPECT_EQ(config.reuse, 800);
   EXPECT_EQ(config.max_penalty, 8000);
   EXPECT_EQ(config.down_hold, std::chrono::seconds(30));
+  EXPECT_EQ(config.trap_confirm, std::chrono::seconds(30));
 }
 
 TEST_F(FlapTest, QuietPortMakesNothing) {
@@ -397,6 +398,121 @@ TEST_F(FlapTest, ValidateRejectsBadDamping) {
   FlapConfig bad;
   bad.reuse = 2600;
   EXPECT_THROW(FlapDetector(topo, bad), ConfigError);
+}
+
+// --- link events (SNMP linkDown/linkUp notifications) -------------------------------------
+
+// A real flap, seen by notifications between polls: each down counts at once; reaching
+// suppress on them alone is a warning (nothing is drained); the poll's counters confirming
+// them make it critical.
+TEST_F(FlapTest, LinkEventsCountAtOnceAndThePollConfirmsThem) {
+  feed(Delta(port, at(0)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
+  for (int i = 0; i < 3; ++i) {
+    det.link_event(port, false, at(1 + 2 * i), out);
+    det.link_event(port, true, at(2 + 2 * i), out);
+  }
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].severity, Severity::info);
+  EXPECT_EQ(out[0].summary, "flap noted on rtsw1:eth1 (SNMP linkDown notification): penalty 1000 (suppress at 2500)");
+  EXPECT_EQ(out[0].evidence.at("unconfirmed_link_events"), 1);
+  EXPECT_EQ(out[1].severity, Severity::info);
+  EXPECT_EQ(out[2].severity, Severity::warning);
+  EXPECT_EQ(out[2].kind, FindingKind::link_flap);
+  EXPECT_EQ(out[2].first_seen, at(1));
+  EXPECT_EQ(out[2].observed_at, at(5));
+  EXPECT_NE(out[2].summary.find("not drained until a poll confirms"), std::string::npos) << out[2].summary;
+  EXPECT_EQ(out[2].evidence.at("unconfirmed_link_events"), 3);
+  EXPECT_FALSE(det.suppressed(link, at(6)));  // only confirmed flaps suppress (and hold the undrain)
+  // The poll: 6 transitions, up at the end: the same 3 flaps, confirmed, not counted again.
+  out.clear();
+  const double before = det.penalty(port, at(10));
+  feed(Delta(port, at(10)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 6));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].severity, Severity::critical);
+  EXPECT_EQ(out[0].evidence.at("confirmed_link_events"), 3);
+  EXPECT_EQ(out[0].evidence.count("unconfirmed_link_events"), 0u);
+  EXPECT_EQ(out[0].evidence.at("flaps"), 3);
+  EXPECT_DOUBLE_EQ(det.penalty(port, at(10)), before);
+  EXPECT_TRUE(det.suppressed(link, at(10)));
+  EXPECT_EQ(det.event_flaps_confirmed(), 3u);
+  EXPECT_EQ(det.event_flaps_withdrawn(), 0u);
+}
+
+// Notifications no poll ever confirms (lost polls' worth of evidence, or forged traps):
+// they are taken back after trap_confirm, and never made the port critical.
+TEST_F(FlapTest, LinkEventsThePollsNeverConfirmAreTakenBack) {
+  feed(Delta(port, at(0)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
+  for (int i = 0; i < 4; ++i) {
+    det.link_event(port, false, at(1 + 2 * i), out);
+    det.link_event(port, true, at(2 + 2 * i), out);
+  }
+  EXPECT_GT(det.penalty(port, at(8)), config.suppress);
+  for (int t = 10; t <= 60; t += 10) feed(Delta(port, at(t)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
+  for (const Finding& f : out) EXPECT_NE(f.severity, Severity::critical) << f.summary;
+  EXPECT_EQ(det.event_flaps_withdrawn(), 4u);
+  EXPECT_EQ(det.event_flaps_confirmed(), 0u);
+  EXPECT_NEAR(det.penalty(port, at(60)), 0.0, 1e-6);
+  EXPECT_FALSE(det.suppressed(link, at(60)));
+}
+
+// Until trap_confirm has passed, a poll that has not seen the flap yet (an agent's cached
+// table) withdraws nothing; the next one that does confirms it.
+TEST_F(FlapTest, ALatePollStillConfirms) {
+  feed(Delta(port, at(0)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
+  det.link_event(port, false, at(1), out);
+  det.link_event(port, true, at(3), out);
+  feed(Delta(port, at(4)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));  // stale
+  feed(Delta(port, at(14)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 2));  // seen now
+  EXPECT_EQ(det.event_flaps_confirmed(), 1u);
+  EXPECT_EQ(det.event_flaps_withdrawn(), 0u);
+  EXPECT_NEAR(det.penalty(port, at(14)), decay(1000, 13), 1e-6);  // one flap, counted once
+  ASSERT_EQ(out.size(), 1u);  // noted once, from the notification
+}
+
+// An SNMP poll sees that a port flapped (ifLastChange moved: 2 transitions), not how often:
+// that confirms every notification of its interval.
+TEST_F(FlapTest, APollThatSawTheFlappingConfirmsAllItsNotifications) {
+  feed(Delta(port, at(0)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
+  for (int i = 0; i < 3; ++i) {
+    det.link_event(port, false, at(1 + 2 * i), out);
+    det.link_event(port, true, at(2 + 2 * i), out);
+  }
+  out.clear();
+  feed(Delta(port, at(10)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 2));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].severity, Severity::critical);
+  EXPECT_EQ(out[0].evidence.at("confirmed_link_events"), 3);
+  EXPECT_EQ(out[0].evidence.at("flaps"), 3);  // not 4: the poll's flap is one of theirs
+  EXPECT_EQ(det.event_flaps_confirmed(), 3u);
+  // A notification after the poll's time waits for the next poll.
+  det.link_event(port, false, at(12), out);
+  feed(Delta(port, at(11)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 2));
+  EXPECT_EQ(det.event_flaps_confirmed(), 3u);
+}
+
+// The same linkDown twice (a resent notification) is one flap; flaps the notifications
+// missed are counted from the poll as before.
+TEST_F(FlapTest, ARepeatedLinkDownIsOneFlapAndMissedOnesComeFromThePoll) {
+  feed(Delta(port, at(0)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
+  det.link_event(port, false, at(1), out);
+  det.link_event(port, false, at(1), out);
+  EXPECT_EQ(out.size(), 1u);
+  EXPECT_DOUBLE_EQ(det.penalty(port, at(1)), 1000);
+  det.link_event(port, true, at(2), out);
+  // The poll counts 2 flaps (4 transitions): one was the notification's, one is new.
+  feed(Delta(port, at(10)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 4));
+  EXPECT_EQ(det.event_flaps_confirmed(), 1u);
+  EXPECT_NEAR(det.penalty(port, at(10)), decay(1000, 9) + 1000, 1e-6);
+  EXPECT_EQ(out.back().severity, Severity::info);
+  EXPECT_EQ(out.back().evidence.at("flaps"), 2);
+}
+
+// A linkUp is never a flap; an event for a port out of range is ignored.
+TEST_F(FlapTest, LinkUpAloneAndStrangePortsCountNothing) {
+  det.link_event(port, true, at(1), out);
+  det.link_event(static_cast<fabric::PortId>(topo.ports().size() + 5), false, at(1), out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(det.penalty(port, at(1)), 0.0);
 }
 
 }  // namespace

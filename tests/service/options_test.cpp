@@ -169,10 +169,10 @@ TEST_F(Options, TheWebhookSecretComesFromItsFileOrTheEnvironment) {
 TEST_F(Options, EveryOptionIsAKey) {
   DaemonOptions o;
   const auto keys = o.keys();
-  EXPECT_EQ(keys.size(), 46u);
+  EXPECT_EQ(keys.size(), 47u);
   for (const char* k : {"topology", "poll-interval", "alertmanager", "webhook", "webhook-secret-file", "external-url",
                         "alert-repeat", "notify-retry-max", "notify-timeout", "no-probe", "log-level", "map-workers",
-                        "snmp-credentials"}) {
+                        "snmp-credentials", "snmp-trap-listen"}) {
     EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
   }
   EXPECT_EQ(std::find(keys.begin(), keys.end(), "config"), keys.end());

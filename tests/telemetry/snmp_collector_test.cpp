@@ -25,19 +25,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-SnmpCredentials v2c(const std::string& community = kCommunity) {
-  SnmpCredentials c;
-  c.community = community;
-  return c;
-}
-SnmpCredentials v3(const std::string& auth = kAuthPass, const std::string& user = kV3User) {
-  SnmpCredentials c;
-  c.version = SnmpCredentials::Version::v3;
-  c.user = user;
-  c.auth_password = auth;
-  c.priv_password = kPrivPass;
-  return c;
-}
 SnmpOptions quick() {
   SnmpOptions o;
   o.timeout_s = 1.0;

@@ -421,5 +421,82 @@ TEST(SnmpColumns, EveryColumnIsMappedOrRenderedForTheWalkCommand) {
   EXPECT_NE(map.snmp(kSnmpFlapObject), nullptr);
 }
 
+// --- notifications ------------------------------------------------------------------------
+
+SnmpValue var(const std::string& oid, SnmpValue::Type t, uint64_t n = 0, std::string text = "") {
+  SnmpValue x;
+  x.oid = oid_of(oid);
+  x.type = t;
+  x.number = n;
+  x.text = std::move(text);
+  return x;
+}
+SnmpValue trap_oid(const std::string& which) {
+  SnmpValue x = var("1.3.6.1.6.3.1.1.4.1.0", SnmpValue::Type::object_id);
+  x.object = oid_of(which);
+  return x;
+}
+// What snmpd sends for linkDown/linkUp (RFC 2863: ifIndex, ifAdminStatus, ifOperStatus).
+std::vector<SnmpValue> link_trap(const std::string& which, uint32_t index) {
+  const std::string i = "." + std::to_string(index);
+  return {var("1.3.6.1.2.1.1.3.0", SnmpValue::Type::timeticks, 12345), trap_oid(which),
+          var("1.3.6.1.2.1.2.2.1.1" + i, SnmpValue::Type::integer, index),
+          var("1.3.6.1.2.1.2.2.1.7" + i, SnmpValue::Type::integer, 1),
+          var("1.3.6.1.2.1.2.2.1.8" + i, SnmpValue::Type::integer, 2)};
+}
+
+Result<SnmpLinkTrap> decode(const std::vector<SnmpValue>& v) { return decode_link_trap(v); }
+
+TEST(SnmpLinkTrap, LinkDownAndLinkUpNameTheirInterface) {
+  auto down = decode_link_trap(link_trap("1.3.6.1.6.3.1.1.5.3", 7));
+  ASSERT_TRUE(down.ok()) << down.error();
+  EXPECT_EQ(down->kind, SnmpLinkTrap::Kind::link_down);
+  EXPECT_EQ(down->if_index, 7u);
+  EXPECT_EQ(down->if_name, "");
+  auto up = decode_link_trap(link_trap("1.3.6.1.6.3.1.1.5.4", 12));
+  ASSERT_TRUE(up.ok()) << up.error();
+  EXPECT_EQ(up->kind, SnmpLinkTrap::Kind::link_up);
+  EXPECT_EQ(up->if_index, 12u);
+  // Some agents add ifName: it names the port without the last poll's help.
+  auto named = link_trap("1.3.6.1.6.3.1.1.5.3", 3);
+  named.push_back(var("1.3.6.1.2.1.31.1.1.1.1.3", SnmpValue::Type::octets, 0, "Ethernet3"));
+  auto n = decode_link_trap(named);
+  ASSERT_TRUE(n.ok()) << n.error();
+  EXPECT_EQ(n->if_name, "Ethernet3");
+  // Without ifIndex's own variable, its instance in ifOperStatus names it.
+  auto bare = decode({trap_oid("1.3.6.1.6.3.1.1.5.3"), var("1.3.6.1.2.1.2.2.1.8.9", SnmpValue::Type::integer, 2)});
+  ASSERT_TRUE(bare.ok()) << bare.error();
+  EXPECT_EQ(bare->if_index, 9u);
+}
+
+TEST(SnmpLinkTrap, OtherNotificationsAreOtherAndBrokenOnesSayWhat) {
+  auto cold = decode({trap_oid("1.3.6.1.6.3.1.1.5.1")});  // coldStart
+  ASSERT_TRUE(cold.ok());
+  EXPECT_EQ(cold->kind, SnmpLinkTrap::Kind::other);
+  EXPECT_EQ(decode({var("1.3.6.1.2.1.1.3.0", SnmpValue::Type::timeticks, 1)}).error(),
+            "no snmpTrapOID.0 among its 1 variables");
+  EXPECT_EQ(decode({var("1.3.6.1.6.3.1.1.4.1.0", SnmpValue::Type::octets, 0, "linkDown")}).error(),
+            "snmpTrapOID.0 is not an OBJECT IDENTIFIER");
+  EXPECT_EQ(decode({trap_oid("1.3.6.1.6.3.1.1.5.3")}).error(),
+            "linkDown names no interface (no ifIndex, ifOperStatus or ifName)");
+  EXPECT_EQ(decode({trap_oid("1.3.6.1.6.3.1.1.5.4"), var("1.3.6.1.2.1.2.2.1.1.0", SnmpValue::Type::integer, 0)})
+                .error(),
+            "linkUp: ifIndex 0 is out of range (1..2147483647)");
+  EXPECT_EQ(decode({}).error(), "no snmpTrapOID.0 among its 0 variables");
+}
+
+TEST(SnmpAgentState, NamesAnIfIndexFromItsLatestPoll) {
+  SnmpAgentState agent;
+  EXPECT_EQ(agent.name_of(1), std::nullopt);  // before any poll
+  agent.render(walk(1000, {row(1, "Ethernet1"), row(2, "Ethernet2")}));
+  EXPECT_EQ(agent.name_of(2), "Ethernet2");
+  EXPECT_EQ(agent.name_of(3), std::nullopt);
+  // Renumbered after a reboot: the new numbering is the one that names.
+  agent.render(walk(10, {row(5, "Ethernet1"), row(1, "Ethernet2")}));
+  EXPECT_EQ(agent.name_of(1), "Ethernet2");
+  EXPECT_EQ(agent.name_of(5), "Ethernet1");
+  EXPECT_EQ(agent.name_of(2), std::nullopt);
+}
+
 }  // namespace
 }  // namespace medic::telemetry

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "telemetry/snmp.h"
 #include "tests/support/testing.h"
 
 namespace medic::telemetry {
@@ -28,6 +29,21 @@ inline constexpr const char* kCommunity = "medic-test";
 inline constexpr const char* kV3User = "medictest";
 inline constexpr const char* kAuthPass = "auth-pass-123";
 inline constexpr const char* kPrivPass = "priv-pass-123";
+
+// The credentials of the agents above (another community, user or auth password: wrong ones).
+inline SnmpCredentials v2c(const std::string& community = kCommunity) {
+  SnmpCredentials c;
+  c.community = community;
+  return c;
+}
+inline SnmpCredentials v3(const std::string& auth = kAuthPass, const std::string& user = kV3User) {
+  SnmpCredentials c;
+  c.version = SnmpCredentials::Version::v3;
+  c.user = user;
+  c.auth_password = auth;
+  c.priv_password = kPrivPass;
+  return c;
+}
 
 // A loopback UDP port nothing listens on (bound, read, closed).
 inline uint16_t free_udp_port() {

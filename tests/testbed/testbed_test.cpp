@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdio>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -172,10 +173,8 @@ TEST_F(Testbed, RealFlapReadOverSnmpOpensTheIncident) {
   EXPECT_EQ(metric_in_mgmt(api, "medic_snmp_agent_restarts_total").value_or(-1), 0);
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "0") << medicd.output();
 
-  // Real flaps of r1's uplink to c1. net-snmp's agent reads the kernel's interface table
-  // every 3 s and answers from that cache, so each state lasts 3 s here: every transition
-  // reaches ifOperStatus (a shorter flap is seen only through ifLastChange, when the agent's
-  // reading catches it).
+  // Real flaps of r1's uplink to c1, each state lasting 3 s (the testbed sets the agents'
+  // ifTable cache to 0 s; a flap shorter than a poll is seen through ifLastChange).
   const auto [code, out] =
       testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "flap", dir_.path(), "r1", "eth2", "6", "6.0", "3.0"}, 90s);
   ASSERT_EQ(code, 0) << out;
@@ -189,6 +188,68 @@ TEST_F(Testbed, RealFlapReadOverSnmpOpensTheIncident) {
   EXPECT_TRUE(testing::eventually(
       [&] { return tdb.scalar("SELECT state FROM incidents WHERE link = 'r1:eth2--c1:eth1'") == "repair_requested"; }, 30s))
       << tdb.scalar("SELECT state FROM incidents WHERE link = 'r1:eth2--c1:eth1'") << "\n" << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "1") << medicd.output();
+  EXPECT_TRUE(medicd.signal(SIGTERM));
+  EXPECT_TRUE(medicd.wait(20s).has_value());
+}
+
+// The agents' own notifications: each switch's snmpd checks ifOperStatus every second and
+// sends linkDown/linkUp (SNMPv3 traps) to medicd. A real flap is seen from them before any
+// poll could (the poll interval is 15 s and no poll runs while it happens): the incident
+// opens as a warning on unconfirmed link events, the next poll confirms the flaps, and only
+// then is the link drained, through the netns driver.
+TEST_F(Testbed, FlapSeenFromSnmpTrapsIsConfirmedByThePollThenDrained) {
+  testing::TestDatabase tdb;
+  const std::string db = tdb.socket_url();
+  testing::Process medicd(ip_binary(),
+                          {"netns", "exec", mgmt_ns(), MEDIC_MEDICD_BIN, "--topology", dir_.file("topology-snmp.json"),
+                           "--capacity", dir_.file("capacity.json"), "--db", db, "--poll-interval", "15", "--no-probe",
+                           "--http", "127.0.0.1:0", "--snmp-credentials", dir_.file("snmp-credentials.json"),
+                           "--snmp-trap-listen", "198.19.0.254:1162"});
+  std::string api;
+  ASSERT_TRUE(testing::eventually([&] { return !(api = testing::http_base_from_log(medicd.output())).empty(); }, 60s))
+      << medicd.output();
+  EXPECT_NE(medicd.output().find("SNMP notifications on udp 198.19.0.254:1162"), std::string::npos) << medicd.output();
+  ASSERT_TRUE(testing::eventually([&] { return leads_in_mgmt(api); }, 30s)) << medicd.output();
+  // Right after a poll (the one that gives the counters their baseline), so the next is 15 s off.
+  ASSERT_TRUE(cycles_pass(api, 1, 40s)) << medicd.output();
+  const double cycles = metric_in_mgmt(api, "medic_cycles_total").value_or(-1);
+  ASSERT_EQ(r1_hops_to_h2(), "eth2,eth3");
+
+  const auto flap_began = std::chrono::system_clock::now();
+  const auto [code, out] =
+      testing::run_command("/bin/bash", {MEDIC_TESTBED_SCRIPT, "flap", dir_.path(), "r1", "eth2", "3", "2.5", "1.2"}, 60s);
+  ASSERT_EQ(code, 0) << out;
+  const std::string where = "link = 'r1:eth2--c1:eth1' AND class = 'link_flap'";
+  ASSERT_TRUE(testing::eventually([&] { return tdb.scalar("SELECT count(*) FROM incidents WHERE " + where) == "1"; }, 10s))
+      << medicd.output();
+  // Detected from the notifications alone: no poll has run since the flaps began.
+  EXPECT_EQ(metric_in_mgmt(api, "medic_cycles_total").value_or(-1), cycles) << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT severity FROM incidents WHERE " + where), "warning");
+  EXPECT_EQ(tdb.scalar("SELECT drain_state FROM links WHERE name = 'r1:eth2--c1:eth1'"), "undrained");
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM actions"), "0");
+  // (from each end: both agents sent their linkDowns)
+  EXPECT_NE(tdb.scalar("SELECT count(*) FROM findings f JOIN incidents i ON f.incident_id = i.id WHERE i." + where +
+                       " AND f.severity = 'warning' AND f.evidence ? 'unconfirmed_link_events'"),
+            "0");
+  EXPECT_GE(metric_in_mgmt(api, "medic_snmp_notifications_total{result=\"link_down\"}").value_or(0), 3);
+  EXPECT_EQ(metric_in_mgmt(api, "medic_snmp_notifications_total{result=\"bad_credentials\"}").value_or(-1), 0);
+  const double detected_after =
+      std::stod(tdb.scalar("SELECT extract(epoch FROM detected_at) FROM incidents WHERE " + where)) -
+      std::chrono::duration<double>(flap_began.time_since_epoch()).count();
+  std::printf("flap began -> incident detected from SNMP notifications: %.2f s (3rd flap at 5.0 s)\n", detected_after);
+
+  // The next poll confirms them: critical, drained through the netns driver.
+  ASSERT_TRUE(testing::eventually(
+      [&] { return tdb.scalar("SELECT state FROM incidents WHERE " + where) == "repair_requested"; }, 40s))
+      << tdb.scalar("SELECT state FROM incidents WHERE " + where) << "\n" << medicd.output();
+  EXPECT_GT(metric_in_mgmt(api, "medic_cycles_total").value_or(-1), cycles);
+  EXPECT_EQ(tdb.scalar("SELECT severity FROM incidents WHERE " + where), "critical");
+  EXPECT_NE(tdb.scalar("SELECT count(*) FROM findings f JOIN incidents i ON f.incident_id = i.id WHERE i." + where +
+                       " AND f.severity = 'critical' AND f.evidence ? 'confirmed_link_events'"),
+            "0");
+  EXPECT_EQ(tdb.scalar("SELECT drain_state FROM links WHERE name = 'r1:eth2--c1:eth1'"), "drained");
+  EXPECT_EQ(r1_hops_to_h2(), "eth3") << medicd.output();
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents"), "1") << medicd.output();
   EXPECT_TRUE(medicd.signal(SIGTERM));
   EXPECT_TRUE(medicd.wait(20s).has_value());
