@@ -169,10 +169,6 @@ LoadedFiles LoadedFiles::load(const DaemonSettings& s) {
     if (!parse_host_port(s.snmp_trap_listen)) {
       throw std::invalid_argument("--snmp-trap-listen " + quote(s.snmp_trap_listen) + ": expected ADDR:PORT");
     }
-    if (!f.snmp) {
-      throw std::invalid_argument("--snmp-trap-listen " + s.snmp_trap_listen + ": no switch of " + s.topology_path +
-                                  " is polled over SNMP (snmp://): no notification could be accepted");
-    }
   }
   return f;
 }

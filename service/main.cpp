@@ -121,7 +121,11 @@ int main(int argc, char** argv) {
     // SNMP notifications: accepted from the address each switch's agent is polled at (a
     // name is resolved once, here).
     std::unique_ptr<telemetry::SnmpTrapReceiver> snmp_traps;
-    if (!settings.snmp_trap_listen.empty()) {
+    if (!settings.snmp_trap_listen.empty() && !files.snmp) {
+      spdlog::warn("--snmp-trap-listen {}: no switch is polled over SNMP (snmp://), so no notification could be "
+                   "accepted; not listening",
+                   settings.snmp_trap_listen);
+    } else if (!settings.snmp_trap_listen.empty()) {
       std::vector<std::pair<std::string, fabric::DeviceId>> agents;
       for (fabric::DeviceId d = 0; d < topology.devices().size(); ++d) {
         const auto addr = parse_snmp_url(topology.device(d).telemetry_url);

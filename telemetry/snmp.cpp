@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
@@ -150,6 +152,9 @@ const std::vector<SnmpColumn>& snmp_columns() {
     const std::initializer_list<uint32_t> ifx_table = {1, 3, 6, 1, 2, 1, 31, 1, 1, 1};
     const std::initializer_list<uint32_t> dot3_stats = {1, 3, 6, 1, 2, 1, 10, 7, 2, 1};
     const std::initializer_list<uint32_t> dot3_pause = {1, 3, 6, 1, 2, 1, 10, 7, 10, 1};
+    const std::initializer_list<uint32_t> sensor_table = {1, 3, 6, 1, 2, 1, 99, 1, 1, 1};
+    const std::initializer_list<uint32_t> physical_table = {1, 3, 6, 1, 2, 1, 47, 1, 1, 1, 1};
+    const std::initializer_list<uint32_t> alias_table = {1, 3, 6, 1, 2, 1, 47, 1, 3, 2, 1};
     return std::vector<SnmpColumn>{
         {"ifName", col(ifx_table, 1)},
         {"ifOperStatus", col(if_table, 8)},
@@ -175,6 +180,17 @@ const std::vector<SnmpColumn>& snmp_columns() {
         {"ifInUcastPkts", col(if_table, 11), true},
         {"ifOutOctets", col(if_table, 16), true},
         {"ifOutUcastPkts", col(if_table, 17), true},
+        // ENTITY-SENSOR-MIB entPhySensorTable 1.3.6.1.2.1.99.1.1.1; ENTITY-MIB
+        // entPhysicalTable 1.3.6.1.2.1.47.1.1.1.1 and entAliasMappingTable 1.3.6.1.2.1.47.1.3.2.1.
+        {"entPhySensorType", col(sensor_table, 1), false, SnmpColumn::Table::entity},
+        {"entPhySensorScale", col(sensor_table, 2), false, SnmpColumn::Table::entity},
+        {"entPhySensorPrecision", col(sensor_table, 3), false, SnmpColumn::Table::entity},
+        {"entPhySensorUnitsDisplay", col(sensor_table, 6), false, SnmpColumn::Table::entity},
+        {"entPhysicalContainedIn", col(physical_table, 4), false, SnmpColumn::Table::entity},
+        {"entPhysicalName", col(physical_table, 7), false, SnmpColumn::Table::entity},
+        {"entAliasMappingIdentifier", col(alias_table, 2), false, SnmpColumn::Table::entity},
+        {"entPhySensorValue", col(sensor_table, 4), false, SnmpColumn::Table::sensor_value},
+        {"entPhySensorOperStatus", col(sensor_table, 5), false, SnmpColumn::Table::sensor_value},
     };
   }();
   return columns;
@@ -231,6 +247,7 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
       continue;
     }
     for (size_t c = 0; c < ncol; ++c) {
+      if (columns[c].table != SnmpColumn::Table::interface) continue;
       if (v.oid.size() != columns[c].oid.size() + 1 || !has_prefix(v.oid, columns[c].oid)) continue;
       Cell& cell = row_of(v.oid.back()).cells[c];
       cell.set = true;
@@ -241,6 +258,10 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
 
   if (uptime && uptime_ && *uptime < *uptime_) p.restarted = true;
   if (uptime) uptime_ = uptime;
+  // What this walk asked for (wants() before it, from the same state).
+  const bool entity_walk = entities_due();
+  const bool sensor_walk = entity_walk || (!sensors_.empty() && polls_ % kSensorEveryPolls == 0);
+  if (entity_walk) learn_sensors(values);
 
   auto numeric = [&](const Cell& cell, size_t c, uint64_t& out) {
     if (!cell.set) return false;
@@ -258,6 +279,7 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
 
   bool hc_everywhere = true;
   size_t nameless = 0;
+  std::unordered_map<uint32_t, std::string_view> named_rows;  // ifIndex -> ifName, this walk
   std::unordered_set<std::string_view> names;
   std::string& b = p.body;
   b.reserve(rows.size() * 24 * 48);
@@ -276,6 +298,7 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
       continue;
     }
     const size_t values_before = p.values;
+    named_rows.emplace(r.if_index, name);
     // The 32-bit twins are no longer walked only once every one of them has its HC column.
     for (size_t c = 0; c < ncol; ++c) {
       if (twin[c] < ncol && !r.cells[twin[c]].set) hc_everywhere = false;
@@ -329,6 +352,8 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
     // An interface counts when something of it was read, not for its name alone.
     if (p.values > values_before) ++p.interfaces;
   }
+  if (sensor_walk && !sensors_.empty()) render_sensors(values, named_rows, p);
+  if (p.restarted) restart_seen_ = true;
   if (p.interfaces > 0) hc_everywhere_ = hc_everywhere;
   // Names an agent no longer offers are forgotten once they outnumber the ones it does, so
   // an agent inventing new names poll after poll cannot grow this without bound.
@@ -338,6 +363,146 @@ SnmpAgentState::Poll SnmpAgentState::render(std::span<const SnmpValue> values) {
     p.problem = std::to_string(nameless) + " interface(s) without a usable ifName were left out";
   }
   return p;
+}
+
+bool SnmpAgentState::wants(const SnmpColumn& column) const {
+  switch (column.table) {
+    case SnmpColumn::Table::interface: return !column.low_counterpart || wants_low_counters();
+    case SnmpColumn::Table::entity: return entities_due();
+    case SnmpColumn::Table::sensor_value:
+      return entities_due() || (!sensors_.empty() && polls_ % kSensorEveryPolls == 0);
+  }
+  return true;
+}
+
+namespace {
+
+// A column's rows of a walk, by their one index (entPhysicalIndex).
+std::unordered_map<uint32_t, const SnmpValue*> rows_of(std::span<const SnmpValue> values, std::string_view column) {
+  std::unordered_map<uint32_t, const SnmpValue*> out;
+  for (const auto& c : snmp_columns()) {
+    if (c.name != column) continue;
+    for (const SnmpValue& v : values) {
+      if (v.oid.size() == c.oid.size() + 1 && has_prefix(v.oid, c.oid)) out[v.oid.back()] = &v;
+    }
+  }
+  return out;
+}
+
+int64_t signed_of(const SnmpValue* v) { return static_cast<int64_t>(v->number); }
+
+bool has_word(std::string_view name, std::initializer_list<std::string_view> words) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const std::string_view w : words) {
+    if (lower.find(w) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void SnmpAgentState::learn_sensors(std::span<const SnmpValue> values) {
+  sensors_.clear();
+  entities_read_ = true;
+  entities_read_at_ = polls_;
+  restart_seen_ = false;
+  const auto types = rows_of(values, "entPhySensorType");
+  const auto scales = rows_of(values, "entPhySensorScale");
+  const auto precisions = rows_of(values, "entPhySensorPrecision");
+  const auto units = rows_of(values, "entPhySensorUnitsDisplay");
+  const auto parents = rows_of(values, "entPhysicalContainedIn");
+  const auto names = rows_of(values, "entPhysicalName");
+  // entAliasMappingIdentifier.ENTITY.LOGICAL = ifIndex.N: the entities that are interfaces.
+  static const std::vector<uint32_t> if_index_oid = {1, 3, 6, 1, 2, 1, 2, 2, 1, 1};
+  std::unordered_map<uint32_t, uint32_t> alias;
+  for (const auto& c : snmp_columns()) {
+    if (c.name != "entAliasMappingIdentifier") continue;
+    for (const SnmpValue& v : values) {
+      if (v.oid.size() == c.oid.size() + 2 && has_prefix(v.oid, c.oid) && v.type == SnmpValue::Type::object_id &&
+          v.object.size() == if_index_oid.size() + 1 && has_prefix(v.object, if_index_oid) && v.object.back() != 0) {
+        alias.emplace(v.oid[c.oid.size()], v.object.back());
+      }
+    }
+  }
+  for (const auto& [entity, type_v] : types) {
+    if (type_v->type != SnmpValue::Type::integer || sensors_.size() >= 65536) continue;
+    const int64_t type = signed_of(type_v);
+    const auto name_it = names.find(entity);
+    const std::string_view name = name_it != names.end() && name_it->second->type == SnmpValue::Type::octets
+                                      ? std::string_view(name_it->second->text)
+                                      : std::string_view();
+    const auto unit_it = units.find(entity);
+    const bool dbm = type == 14 || (unit_it != units.end() && unit_it->second->type == SnmpValue::Type::octets &&
+                                    has_word(unit_it->second->text, {"dbm"}));
+    const bool rx = has_word(name, {"rx", "receive", "input"});
+    const bool tx = !rx && has_word(name, {"tx", "transmit", "output"});
+    Sensor s;
+    int unit_exponent = 0;  // from the sensor's base unit to the object's
+    if (dbm && (rx || tx)) {
+      s.object = rx ? kSensorRxPowerDbm : kSensorTxPowerDbm;
+    } else if (type == 6 && (rx || tx)) {  // watts
+      s.object = rx ? kSensorRxPowerMw : kSensorTxPowerMw;
+      unit_exponent = 3;
+    } else if (type == 5 && has_word(name, {"bias"})) {  // amperes
+      s.object = kSensorBiasMa;
+      unit_exponent = 3;
+    } else if (type == 8) {  // celsius
+      s.object = kSensorTemperatureC;
+    } else {
+      continue;
+    }
+    // The port: this entity or one it is contained in that is an interface.
+    uint32_t e = entity;
+    for (int depth = 0; depth < 8 && e != 0 && s.if_index == 0; ++depth) {
+      if (const auto a = alias.find(e); a != alias.end()) {
+        s.if_index = a->second;
+        break;
+      }
+      const auto up = parents.find(e);
+      if (up == parents.end() || up->second->type != SnmpValue::Type::integer) break;
+      e = static_cast<uint32_t>(up->second->number);
+    }
+    if (s.if_index == 0) continue;  // a chassis, fan or ASIC sensor: no port's
+    // entPhySensorScale: 1 yocto .. 9 units .. 17 yotta (powers of 1000); precision: digits
+    // after the point (-8..9).
+    const auto sc = scales.find(entity);
+    const auto pr = precisions.find(entity);
+    const int64_t scale = sc != scales.end() && sc->second->type == SnmpValue::Type::integer ? signed_of(sc->second) : 9;
+    const int64_t precision = pr != precisions.end() && pr->second->type == SnmpValue::Type::integer ? signed_of(pr->second) : 0;
+    if (scale < 1 || scale > 17 || precision < -8 || precision > 9) continue;
+    s.exponent = static_cast<int>((scale - 9) * 3 - precision) + unit_exponent;
+    sensors_.emplace(entity, s);
+  }
+}
+
+void SnmpAgentState::render_sensors(std::span<const SnmpValue> values,
+                                    const std::unordered_map<uint32_t, std::string_view>& named_rows, Poll& p) const {
+  const auto readings = rows_of(values, "entPhySensorValue");
+  const auto status = rows_of(values, "entPhySensorOperStatus");
+  for (const auto& [entity, s] : sensors_) {
+    const auto v = readings.find(entity);
+    if (v == readings.end() || v->second->type != SnmpValue::Type::integer) continue;
+    if (const auto st = status.find(entity); st != status.end() && signed_of(st->second) != 1) continue;  // not ok(1)
+    const auto name = named_rows.find(s.if_index);
+    if (name == named_rows.end()) continue;
+    const double reading = static_cast<double>(signed_of(v->second)) * std::pow(10.0, s.exponent);
+    char number[64];
+    const auto end = std::to_chars(number, number + sizeof number, reading).ptr;
+    std::string& b = p.body;
+    b.append(s.object);
+    b.append("{ifName=\"");
+    b.append(name->second);
+    b.append("\",ifIndex=\"");
+    b.append(std::to_string(s.if_index));
+    b.append("\",sensor=\"");
+    b.append(std::to_string(entity));
+    b.append("\"} ");
+    b.append(number, end);
+    b.push_back('\n');
+    ++p.values;
+    ++p.sensors;
+  }
 }
 
 std::optional<std::string> SnmpAgentState::name_of(uint32_t if_index) const {

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/result.h"
@@ -51,9 +52,15 @@ struct SnmpValue {
 
 // The columns walked, in the order one GETBULK asks for them.
 struct SnmpColumn {
+  // Which table: an interface's (indexed by ifIndex, walked every poll); the entities'
+  // layout and their sensors' kinds (ENTITY-MIB, ENTITY-SENSOR-MIB: walked when an agent is
+  // new, restarted, or every kEntityRefreshPolls); the sensors' readings (walked every
+  // kSensorEveryPolls, from agents that have sensors under a port).
+  enum class Table : uint8_t { interface, entity, sensor_value };
   std::string_view name;         // the MIB object's name, as counter_map.json's "snmp" rules name it
   std::vector<uint32_t> oid;     // the column (a table entry's OID with the column number)
   bool low_counterpart = false;  // a 32-bit counter read only from agents without its HC twin
+  Table table = Table::interface;
 };
 const std::vector<SnmpColumn>& snmp_columns();
 // sysUpTime, asked with every walk's first request: it going back says the agent restarted.
@@ -62,6 +69,19 @@ std::span<const uint32_t> snmp_sys_uptime_oid();
 // The counter the collector adds from ifOperStatus and ifLastChange: transitions seen
 // between polls (a down-and-up between two polls counts 2), so polling hides no flap.
 inline constexpr std::string_view kSnmpFlapObject = "ifOperStatusChanges";
+
+// Optics readings from ENTITY-SENSOR-MIB, rendered per sensor under the port it sits in
+// (the sensor's entity, or the entity it is contained in, up to 8 levels, that ENTITY-MIB's
+// entAliasMappingTable maps to an ifIndex), in these units, with a "sensor" label
+// (entPhysicalIndex): what kind a sensor is comes from entPhySensorType and its name.
+inline constexpr std::string_view kSensorRxPowerMw = "entSensorRxPowerMilliwatts";
+inline constexpr std::string_view kSensorTxPowerMw = "entSensorTxPowerMilliwatts";
+inline constexpr std::string_view kSensorRxPowerDbm = "entSensorRxPowerDbm";
+inline constexpr std::string_view kSensorTxPowerDbm = "entSensorTxPowerDbm";
+inline constexpr std::string_view kSensorBiasMa = "entSensorLaserBiasMilliamps";
+inline constexpr std::string_view kSensorTemperatureC = "entSensorTemperatureCelsius";
+inline constexpr uint64_t kEntityRefreshPolls = 300;  // the entities' layout is read again this often
+inline constexpr uint64_t kSensorEveryPolls = 10;     // sensor readings are read every this many polls
 
 // One agent seen across polls: names its interfaces by ifName (re-learned every poll, so a
 // renumbering of ifIndex after a reboot moves nothing), counts flaps, and renders a poll's
@@ -72,6 +92,7 @@ class SnmpAgentState {
     std::string body;
     size_t interfaces = 0;  // interfaces with an ifName and at least one value read
     size_t values = 0;      // values rendered
+    size_t sensors = 0;     // of which optics readings (ENTITY-SENSOR-MIB)
     bool restarted = false; // sysUpTime went back: the agent restarted since the last poll
     bool renumbered = false;// an ifName now has another ifIndex than last poll
     std::string problem;    // a value of the wrong type or an answer without ifName, for the log
@@ -85,6 +106,11 @@ class SnmpAgentState {
   // Whether the agent has 64-bit (HC) counters on every interface: its 32-bit twins are then
   // no longer walked. Unknown (true: walk them) until the first poll.
   bool wants_low_counters() const { return !hc_everywhere_; }
+  // Whether the next poll walks `column`: the 32-bit twins as above; the entity tables when
+  // due (new agent, restarted, every kEntityRefreshPolls); sensor readings every
+  // kSensorEveryPolls polls (and with the entity tables), from agents with port sensors.
+  bool wants(const SnmpColumn& column) const;
+  size_t port_sensors() const { return sensors_.size(); }  // sensors found under a port
 
  private:
   struct Link {
@@ -95,8 +121,23 @@ class SnmpAgentState {
     uint32_t if_index = 0;
     uint64_t seen = 0;  // the poll that last named it
   };
+  struct Sensor {
+    uint32_t if_index = 0;
+    std::string_view object;  // one of the kSensor* objects
+    int exponent = 0;         // 10^exponent: the reading's unit in the object's (scale, precision)
+  };
+  bool entities_due() const { return !entities_read_ || polls_ - entities_read_at_ >= kEntityRefreshPolls || restart_seen_; }
+  // Reads the entity columns of a walk into sensors_.
+  void learn_sensors(std::span<const SnmpValue> values);
+  // Appends the readings of the sensors under a port this walk named.
+  void render_sensors(std::span<const SnmpValue> values, const std::unordered_map<uint32_t, std::string_view>& named_rows,
+                      Poll& p) const;
   std::map<std::string, Link, std::less<>> links_;
+  std::map<uint32_t, Sensor> sensors_;  // by entPhysicalIndex
   uint64_t polls_ = 0;
+  uint64_t entities_read_at_ = 0;
+  bool entities_read_ = false;
+  bool restart_seen_ = false;  // the entities are read again after an agent restarts
   std::optional<uint64_t> uptime_;
   bool hc_everywhere_ = false;
 };

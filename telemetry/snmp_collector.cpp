@@ -348,7 +348,7 @@ std::vector<ScrapeResult> SnmpCollector::scrape(std::span<const ScrapeTarget> ta
     }
     w.cursor.resize(cols.size());
     for (size_t c = 0; c < cols.size(); ++c) {
-      if (cols[c].low_counterpart && !a.state.wants_low_counters()) continue;
+      if (!a.state.wants(cols[c])) continue;
       w.columns.push_back(c);
       w.cursor[c] = cols[c].oid;
     }

@@ -61,6 +61,8 @@ bool io_shell(const std::string& module, const std::string& file) {
       "common/http_server.h", "common/http_server.cpp", "common/http_client.h", "common/http_client.cpp",
       "common/asio.h",        "telemetry/collector.h",  "telemetry/collector.cpp",
       "telemetry/snmp_collector.h", "telemetry/snmp_collector.cpp",  // net-snmp's sessions
+      "telemetry/snmp_traps.h", "telemetry/snmp_traps.cpp",          // and its notification receiver
+      "telemetry/netsnmp.h", "telemetry/netsnmp.cpp",                // their shared set-up
       "probes/packet.h",      "probes/packet.cpp",      "probes/udp.h",          "probes/udp.cpp",
       "probes/reflector.h",   "probes/reflector.cpp",   "probes/reflector_main.cpp", "probes/sender.h",
       "probes/sender.cpp",    "probes/scheduler.h",     "probes/scheduler.cpp",   "probes/reply_index.h",

@@ -2,11 +2,14 @@
 // net-snmp has decoded the PDU: any values at any OIDs, of any type. Two polls' worth go
 // through SnmpAgentState::render (flaps, restarts, renumbering carry from one to the next)
 // and the rendered answer through ScrapeMapper::map_snmp with the shipped counter map, as
-// medicd's pipeline maps a device's answer.
+// medicd's pipeline maps a device's answer. Each poll's values also go through
+// decode_link_trap, as the variables of a notification would.
 //
 // Input: records of [what][type][ifIndex: 2 bytes][value: 8 bytes][text length][text].
 // `what` picks sysUpTime.0, one of the walked columns (so most records land where the
-// collector looks), or a raw OID made of the next bytes; a 0xff record ends the first poll.
+// collector looks), snmpTrapOID.0 (linkDown or linkUp by the value's parity; an object_id
+// there names it), ifIndex.N, or a raw OID made of the text's bytes; a 0xff record ends
+// the first poll.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -63,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     SnmpValue v;
     uint8_t type = 0, i0 = 0, i1 = 0, len = 0;
     if (!r.take(type) || !r.take(i0) || !r.take(i1)) break;
-    v.type = static_cast<SnmpValue::Type>(type % 9);
+    v.type = static_cast<SnmpValue::Type>(type % 10);
     for (int k = 0; k < 8; ++k) {
       uint8_t b = 0;
       if (!r.take(b)) break;
@@ -83,6 +86,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (what <= columns.size()) {
       v.oid = columns[what - 1].oid;
       v.oid.push_back(index);
+    } else if (what == columns.size() + 1) {
+      v.oid = {1, 3, 6, 1, 6, 3, 1, 1, 4, 1, 0};
+      v.object = {1, 3, 6, 1, 6, 3, 1, 1, 5, static_cast<uint32_t>(3 + (v.number & 1))};
+    } else if (what == columns.size() + 2) {
+      v.oid = {1, 3, 6, 1, 2, 1, 2, 2, 1, 1, index};
     } else {
       // A raw OID: the text's bytes, each an arc.
       for (const char c : v.text) v.oid.push_back(static_cast<uint8_t>(c));
@@ -104,6 +112,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                  from_unix_seconds(1.8e9), out, &ms);
     // The collector renders only what the text format can carry: its answer always parses.
     fuzz::check(st.ok(), "a rendered SNMP answer the mapper refused", st.ok() ? "" : st.error());
+    const auto trap = decode_link_trap(values);
+    if (trap.ok()) {
+      fuzz::check(trap->kind == SnmpLinkTrap::Kind::other || (trap->if_index >= 1 && trap->if_index <= 0x7fffffffu),
+                  "a link notification with an ifIndex out of range");
+    } else {
+      fuzz::check(!trap.error().empty() && !utf8_error(trap.error()), "a notification error that is not UTF-8 text",
+                  trap.error());
+    }
   }
   return 0;
 }

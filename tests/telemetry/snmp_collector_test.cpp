@@ -290,5 +290,29 @@ TEST(SnmpCollectorFaults, AnAddressThatIsNotSnmpFailsThatTargetOnly) {
   EXPECT_EQ(r[1].error, "no answer after 2 tries of 300 ms (0 values read)");
 }
 
+// A real agent offering ENTITY-SENSOR-MIB (snmpd serving a transceiver's entities and
+// sensors for its interface ifIndex 1 through a `pass` program): the first poll reads the
+// entities and the readings, mapped onto the port's optics counters.
+TEST(SnmpCollectorSensors, OpticsReadingsOfARealAgentReachThePort) {
+  const std::string pass = std::string(MEDIC_SOURCE_DIR) + "/tests/fixtures/snmp/entity_sensors_pass.py";
+  LoopbackSnmpd agent(0, "pass .1.3.6.1.2.1.47 /usr/bin/python3 " + pass + "\npass .1.3.6.1.2.1.99 /usr/bin/python3 " + pass +
+                             "\n");
+  SnmpCollector collector(v2c(), quick());
+  SystemClock clock;
+  const ScrapeTarget t{0, agent.url()};
+  const auto r = collector.scrape({&t, 1}, clock);
+  ASSERT_TRUE(r[0].ok) << r[0].error;
+  const auto v = values_of(r[0].body);
+  ASSERT_TRUE(v.count("entSensorRxPowerMilliwatts{ifName=\"lo\"")) << r[0].body;
+  EXPECT_NEAR(v.at("entSensorRxPowerMilliwatts{ifName=\"lo\""), 0.5012, 1e-9);
+  EXPECT_NEAR(v.at("entSensorTxPowerMilliwatts{ifName=\"lo\""), 1.0, 1e-9);
+  EXPECT_NEAR(v.at("entSensorLaserBiasMilliamps{ifName=\"lo\""), 6.5, 1e-9);
+  EXPECT_NEAR(v.at("entSensorTemperatureCelsius{ifName=\"lo\""), 41.2, 1e-9);
+  // The next poll does not ask for them (every kSensorEveryPolls polls), and still answers.
+  const auto again = collector.scrape({&t, 1}, clock);
+  ASSERT_TRUE(again[0].ok) << again[0].error;
+  EXPECT_EQ(again[0].body.find("entSensor"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace medic::telemetry

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstdlib>
 
 #include "common/files.h"
@@ -416,9 +418,14 @@ TEST(SnmpColumns, EveryColumnIsMappedOrRenderedForTheWalkCommand) {
   const CounterMap map = CounterMap::load_file(data_dir() + "/counter_map.json");
   for (const auto& c : snmp_columns()) {
     if (c.name == "ifName" || c.name == "ifLastChange" || c.name == "ifHighSpeed") continue;
+    if (c.table != SnmpColumn::Table::interface) continue;  // read into the kSensor* objects below
     EXPECT_NE(map.snmp(c.name), nullptr) << c.name << " is walked but counter_map.json has no snmp rule for it";
   }
   EXPECT_NE(map.snmp(kSnmpFlapObject), nullptr);
+  for (const auto o : {kSensorRxPowerMw, kSensorTxPowerMw, kSensorRxPowerDbm, kSensorTxPowerDbm, kSensorBiasMa,
+                       kSensorTemperatureC}) {
+    EXPECT_NE(map.snmp(o), nullptr) << o << " is rendered but counter_map.json has no snmp rule for it";
+  }
 }
 
 // --- notifications ------------------------------------------------------------------------
@@ -496,6 +503,113 @@ TEST(SnmpAgentState, NamesAnIfIndexFromItsLatestPoll) {
   EXPECT_EQ(agent.name_of(1), "Ethernet2");
   EXPECT_EQ(agent.name_of(5), "Ethernet1");
   EXPECT_EQ(agent.name_of(2), std::nullopt);
+}
+
+// --- optics from ENTITY-SENSOR-MIB ---------------------------------------------------------
+
+// A switch's entities as one vendor lays them out: port 1000 (an interface: ifIndex 1),
+// its transceiver 1001, and the transceiver's sensors; an ASIC sensor under the chassis.
+std::vector<SnmpValue> entity_walk(int64_t rx_lane2 = 3981) {
+  std::vector<SnmpValue> v = walk(1000, {row(1, "Ethernet1")});
+  auto add = [&](const std::string& oid, SnmpValue::Type t, int64_t n, std::string text = "") {
+    v.push_back(var(oid, t, static_cast<uint64_t>(n), std::move(text)));
+  };
+  SnmpValue alias = var("1.3.6.1.2.1.47.1.3.2.1.2.1000.0", SnmpValue::Type::object_id);
+  alias.object = oid_of("1.3.6.1.2.1.2.2.1.1.1");
+  v.push_back(alias);
+  add("1.3.6.1.2.1.47.1.1.1.1.4.1000", SnmpValue::Type::integer, 1);
+  add("1.3.6.1.2.1.47.1.1.1.1.4.1001", SnmpValue::Type::integer, 1000);
+  add("1.3.6.1.2.1.47.1.1.1.1.7.1001", SnmpValue::Type::octets, 0, "Ethernet1 transceiver");
+  struct S {
+    int entity;
+    const char* name;
+    int type, scale, precision;
+    int64_t value;
+    int status = 1;
+    const char* units = "";
+  };
+  const S sensors[] = {
+      {1011, "DOM Rx Power Lane 1", 6, 7, 1, 5012},           // 501.2 uW
+      {1012, "DOM Rx Power Lane 2", 6, 7, 1, rx_lane2},       // 398.1 uW: the weakest
+      {1013, "DOM Tx Power", 6, 7, 1, 10000},                 // 1 mW
+      {1014, "DOM Tx Bias Current", 5, 8, 3, 6500},           // 6.5 mA
+      {1015, "DOM Temperature", 8, 9, 1, 412},                // 41.2 C
+      {1016, "DOM Rx Power Lane 3", 6, 7, 1, 0, 2},           // unavailable: left out
+      {2000, "Switch ASIC temperature", 8, 9, 0, 77},         // not under a port
+  };
+  for (const S& x : sensors) {
+    const std::string e = "." + std::to_string(x.entity);
+    add("1.3.6.1.2.1.47.1.1.1.1.4" + e, SnmpValue::Type::integer, x.entity == 2000 ? 1 : 1001);
+    add("1.3.6.1.2.1.47.1.1.1.1.7" + e, SnmpValue::Type::octets, 0, x.name);
+    add("1.3.6.1.2.1.99.1.1.1.1" + e, SnmpValue::Type::integer, x.type);
+    add("1.3.6.1.2.1.99.1.1.1.2" + e, SnmpValue::Type::integer, x.scale);
+    add("1.3.6.1.2.1.99.1.1.1.3" + e, SnmpValue::Type::integer, x.precision);
+    add("1.3.6.1.2.1.99.1.1.1.4" + e, SnmpValue::Type::integer, x.value);
+    add("1.3.6.1.2.1.99.1.1.1.5" + e, SnmpValue::Type::integer, x.status);
+  }
+  // A sensor reporting dBm itself (type other, units "dBm"): -5.12 dBm, weaker still.
+  add("1.3.6.1.2.1.47.1.1.1.1.4.1017", SnmpValue::Type::integer, 1001);
+  add("1.3.6.1.2.1.47.1.1.1.1.7.1017", SnmpValue::Type::octets, 0, "Rx Power Lane 4");
+  add("1.3.6.1.2.1.99.1.1.1.1.1017", SnmpValue::Type::integer, 1);
+  add("1.3.6.1.2.1.99.1.1.1.2.1017", SnmpValue::Type::integer, 9);
+  add("1.3.6.1.2.1.99.1.1.1.3.1017", SnmpValue::Type::integer, 2);
+  add("1.3.6.1.2.1.99.1.1.1.4.1017", SnmpValue::Type::integer, -512);
+  add("1.3.6.1.2.1.99.1.1.1.6.1017", SnmpValue::Type::octets, 0, "dBm");
+  return v;
+}
+
+TEST(SnmpAgentState, OpticsSensorsUnderAPortBecomeItsReadings) {
+  SnmpAgentState agent;
+  const auto& cols = snmp_columns();
+  auto wants = [&](std::string_view name) {
+    for (const auto& c : cols) {
+      if (c.name == name) return agent.wants(c);
+    }
+    ADD_FAILURE() << name;
+    return false;
+  };
+  EXPECT_TRUE(wants("entPhysicalContainedIn"));  // a new agent: its entities are read
+  EXPECT_TRUE(wants("entPhySensorValue"));
+  const auto p = agent.render(entity_walk());
+  EXPECT_EQ(p.sensors, 6u) << p.body;
+  EXPECT_EQ(agent.port_sensors(), 7u);  // the unavailable lane is one (unread); the ASIC's is no port's
+  EXPECT_NE(p.body.find("entSensorRxPowerMilliwatts{ifName=\"Ethernet1\",ifIndex=\"1\",sensor=\"1012\"} 0.3981"),
+            std::string::npos)
+      << p.body;
+  EXPECT_EQ(p.body.find("sensor=\"2000\""), std::string::npos);
+  EXPECT_EQ(p.body.find("sensor=\"1016\""), std::string::npos);
+  const PortSample s = mapped(p.body, {"Ethernet1"}).at("Ethernet1");
+  EXPECT_NEAR(s.get(Counter::rx_power_dbm), -5.12, 1e-9);  // the weakest lane, whatever its unit
+  EXPECT_NEAR(s.get(Counter::tx_power_dbm), 0.0, 1e-9);
+  EXPECT_NEAR(s.get(Counter::laser_bias_ma), 6.5, 1e-9);
+  EXPECT_NEAR(s.get(Counter::temperature_c), 41.2, 1e-9);
+  // Next polls: the layout is known; readings every kSensorEveryPolls polls.
+  EXPECT_FALSE(wants("entPhysicalContainedIn"));
+  EXPECT_FALSE(wants("entPhySensorValue"));
+  for (uint64_t i = 1; i < kSensorEveryPolls; ++i) EXPECT_EQ(agent.render(walk(1000 + i, {row(1, "Ethernet1")})).sensors, 0u);
+  EXPECT_TRUE(wants("entPhySensorValue"));
+  EXPECT_FALSE(wants("entPhysicalContainedIn"));
+  const auto again = agent.render(entity_walk(1995));  // lane 2 now 199.5 uW: -7.0 dBm
+  EXPECT_EQ(again.sensors, 6u);
+  EXPECT_NEAR(mapped(again.body, {"Ethernet1"}).at("Ethernet1").get(Counter::rx_power_dbm), 10 * std::log10(0.1995), 1e-9);
+}
+
+TEST(SnmpAgentState, AnAgentWithoutSensorsIsNotAskedForThemEveryPoll) {
+  SnmpAgentState agent;
+  const SnmpColumn* value = nullptr;
+  for (const auto& c : snmp_columns()) {
+    if (c.name == "entPhySensorValue") value = &c;
+  }
+  ASSERT_NE(value, nullptr);
+  EXPECT_TRUE(agent.wants(*value));
+  EXPECT_EQ(agent.render(walk(1000, {row(1, "Ethernet1")})).sensors, 0u);
+  for (uint64_t i = 1; i < 2 * kSensorEveryPolls; ++i) {
+    EXPECT_FALSE(agent.wants(*value)) << i;
+    agent.render(walk(1000 + i, {row(1, "Ethernet1")}));
+  }
+  // A restart (sysUpTime back): its entities are read again on the next poll.
+  agent.render(walk(5, {row(1, "Ethernet1")}));
+  EXPECT_TRUE(agent.wants(*value));
 }
 
 }  // namespace

@@ -65,7 +65,11 @@ inline std::vector<std::string> snmp_tool_env(const std::string& persist) {
 
 class LoopbackSnmpd {
  public:
-  explicit LoopbackSnmpd(uint16_t port = 0) : port_(port != 0 ? port : free_udp_port()) { start(); }
+  // `extra`: more lines of snmpd.conf (a `pass` program serving more MIBs, say).
+  explicit LoopbackSnmpd(uint16_t port = 0, std::string extra = "")
+      : port_(port != 0 ? port : free_udp_port()), extra_(std::move(extra)) {
+    start();
+  }
 
   // Stops the agent and starts a new one on the same port (sysUpTime starts again).
   void restart() {
@@ -93,7 +97,7 @@ class LoopbackSnmpd {
     persist_ = dir_->file("persist");
     const std::string conf = dir_->file("snmpd.conf");
     write_file(conf, std::string("rocommunity ") + kCommunity + " 127.0.0.1\n" + "createUser " + kV3User + " SHA \"" +
-                         kAuthPass + "\" AES \"" + kPrivPass + "\"\n" + "rouser " + kV3User + " priv\n");
+                         kAuthPass + "\" AES \"" + kPrivPass + "\"\n" + "rouser " + kV3User + " priv\n" + extra_);
     proc_ = std::make_unique<Process>(kSnmpd,
                                       std::vector<std::string>{"-f", "-Lf", dir_->file("snmpd.log"), "-C", "-c", conf,
                                                                "-p", dir_->file("snmpd.pid"), "udp:" + address()},
@@ -111,6 +115,7 @@ class LoopbackSnmpd {
   }
 
   uint16_t port_;
+  std::string extra_;
   std::unique_ptr<TempDir> dir_;
   std::string persist_;
   std::unique_ptr<Process> proc_;

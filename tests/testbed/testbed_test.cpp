@@ -255,6 +255,78 @@ TEST_F(Testbed, FlapSeenFromSnmpTrapsIsConfirmedByThePollThenDrained) {
   EXPECT_TRUE(medicd.wait(20s).has_value());
 }
 
+// Notifications that lie: linkDowns with r1's own SNMPv3 keys, sent from r1's address while
+// its uplink is healthy (a mistaken agent, or someone holding its keys), plus a trap from
+// an address no switch is polled at and a v2c trap where medicd speaks v3. The lying ones
+// count at once, no poll confirms them, they are taken back after flap.trap_confirm_s, and
+// the link is never drained; the others are counted and dropped.
+TEST_F(Testbed, LyingSnmpTrapsNeverDrainAHealthyLink) {
+  testing::TestDatabase tdb;
+  const std::string detectors = data_file_with("detectors.json", [](auto& d) { d["flap"]["trap_confirm_s"] = 4; });
+  std::string api;
+  const auto medicd_p =
+      dry_run_medicd(dir_.file("topology-snmp.json"), tdb.socket_url(),
+                     {"--snmp-credentials", dir_.file("snmp-credentials.json"), "--snmp-trap-listen", "198.19.0.254:1162",
+                      "--detectors", detectors},
+                     api);
+  ASSERT_TRUE(medicd_p);
+  testing::Process& medicd = *medicd_p;
+  const std::vector<std::string> tool_env = {"MIBS=", "MIBDIRS=/nonexistent", "SNMP_PERSISTENT_DIR=" + dir_.file("snmptrap")};
+  // r1's engine ID (the agent is authoritative for its traps) and eth2's ifIndex.
+  const auto [ecode, eout] = testing::run_command(
+      ip_binary(), {"netns", "exec", mgmt_ns(), "snmpget", "-v2c", "-c", "medic-testbed", "-On", "198.19.0.11:161",
+                    "1.3.6.1.6.3.10.2.1.1.0"},
+      10s, tool_env);
+  ASSERT_EQ(ecode, 0) << eout;
+  std::string engine = "0x";
+  for (const char c : eout.substr(eout.find("Hex-STRING: ") + 12)) {
+    if (std::isxdigit(static_cast<unsigned char>(c))) engine.push_back(c);
+  }
+  const auto [icode, iout] = testing::run_command(ip_binary(), {"-n", ns("r1"), "-j", "link", "show", "eth2"}, 10s);
+  ASSERT_EQ(icode, 0) << iout;
+  const std::string index = std::to_string(nlohmann::json::parse(iout).at(0).at("ifindex").get<int>());
+  auto trap = [&](const std::string& from, const std::vector<std::string>& security, const char* which) {
+    std::vector<std::string> args = {"netns", "exec", from, "snmptrap"};
+    args.insert(args.end(), security.begin(), security.end());
+    for (const std::string& a : {std::string("198.19.0.254:1162"), std::string(""), std::string(which),
+                                "1.3.6.1.2.1.2.2.1.1." + index, std::string("i"), index}) {
+      args.push_back(a);
+    }
+    const auto [code, out] = testing::run_command(ip_binary(), args, 10s, tool_env);
+    EXPECT_EQ(code, 0) << out;
+  };
+  const std::vector<std::string> v3 = {"-v3", "-e", engine, "-u", "medic", "-l", "authPriv", "-a", "SHA", "-A",
+                                       "testbed-auth-pass", "-x", "AES", "-X", "testbed-priv-pass"};
+  for (int i = 0; i < 4; ++i) {
+    trap(ns("r1"), v3, "1.3.6.1.6.3.1.1.5.3");
+    trap(ns("r1"), v3, "1.3.6.1.6.3.1.1.5.4");
+  }
+  trap(mgmt_ns(), {"-v2c", "-c", "medic-testbed"}, "1.3.6.1.6.3.1.1.5.3");  // from no switch's address
+  trap(ns("r1"), {"-v2c", "-c", "medic-testbed"}, "1.3.6.1.6.3.1.1.5.3");   // v2c, medicd speaks v3
+  ASSERT_TRUE(testing::eventually(
+      [&] { return metric_in_mgmt(api, "medic_snmp_notifications_total{result=\"link_down\"}").value_or(0) >= 4; }, 10s))
+      << medicd.output();
+  EXPECT_TRUE(testing::eventually(
+      [&] {
+        return metric_in_mgmt(api, "medic_snmp_notifications_total{result=\"unknown_agent\"}").value_or(0) == 1 &&
+               metric_in_mgmt(api, "medic_snmp_notifications_total{result=\"bad_credentials\"}").value_or(0) == 1;
+      },
+      10s))
+      << medicd.output();
+  // They counted: the incident may open, as a warning, and nothing is drained.
+  EXPECT_NE(tdb.scalar("SELECT count(*) FROM findings WHERE link = 'r1:eth2--c1:eth1' AND evidence ? "
+                       "'unconfirmed_link_events'"),
+            "0");
+  // Well past trap_confirm_s, polls that saw no flap: taken back, never critical.
+  ASSERT_TRUE(cycles_pass(api, 20, 40s)) << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents WHERE severity = 'critical'"), "0") << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT count(*) FROM actions"), "0") << medicd.output();
+  EXPECT_EQ(tdb.scalar("SELECT drain_state FROM links WHERE name = 'r1:eth2--c1:eth1'"), "undrained");
+  EXPECT_EQ(r1_hops_to_h2(), "eth2,eth3");
+  EXPECT_TRUE(medicd.signal(SIGTERM));
+  EXPECT_TRUE(medicd.wait(20s).has_value());
+}
+
 // What `medic snmp walk` reads from a switch's agent is what the kernel counts: the
 // interface counters of r1's uplinks over SNMPv3 equal `ip -s -j link`'s within one of the
 // agent's cache periods (asked again until they do, for at most 20 s).
