@@ -642,7 +642,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   RecordOptions rec;
   auto* recc = app.add_subcommand("record", "scrape every device N times and write a scrape set for replay");
   recc->add_option("--topology", rec.topology_path, "topology JSON file")->required();
-  recc->add_option("--out", rec.out_dir, "folder to write DIR/UNIXTIME/DEVICE.prom|.json into")->required();
+  recc->add_option("--out", rec.out_dir, "folder to write DIR/UNIXTIME/DEVICE.prom|.json|.snmp into")->required();
+  recc->add_option("--snmp-credentials", rec.snmp_credentials_path,
+                   "JSON file of SNMP credentials for switches at snmp:// (default: $MEDIC_SNMP_COMMUNITY, or "
+                   "$MEDIC_SNMP_USER with $MEDIC_SNMP_AUTH_PASSWORD and $MEDIC_SNMP_PRIV_PASSWORD)")
+      ->check(CLI::ExistingFile);
   recc->add_option("--polls", rec.polls, "how many polls (default 10)")->check(CLI::Range(1, 100000));
   recc->add_option("--interval", rec.interval_s, "seconds between polls (default 1)")->check(CLI::Range(0.01, 3600.0));
   recc->add_option("--timeout", rec.timeout_s, "seconds before a device's answer is given up on")

@@ -1,5 +1,7 @@
 // `medic record`: scrapes every device of a topology a number of times and writes the
-// answers as a scrape set `medic replay` reads (DIR/UNIXTIME/DEVICE.prom|.json).
+// answers as a scrape set `medic replay` reads (DIR/UNIXTIME/DEVICE.prom|.json|.snmp): the
+// switches polled at snmp:// are walked as medicd walks them, their walks written as
+// rendered (the text counter_map.json's "snmp" rules read).
 #pragma once
 
 #include <iosfwd>
@@ -13,6 +15,8 @@ struct RecordOptions {
   int polls = 10;
   double interval_s = 1.0;
   double timeout_s = 2.0;
+  // SNMP credentials for switches at snmp:// (default: the MEDIC_SNMP_* environment).
+  std::string snmp_credentials_path;
 };
 
 int record(const RecordOptions& options, std::ostream& out, std::ostream& err);

@@ -100,8 +100,8 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     for (const auto& f : fs::directory_iterator(entry.path(), ec)) {
       const std::string fname = f.path().filename().string();
       const std::string ext = f.path().extension().string();
-      if (!f.is_regular_file() || (ext != ".prom" && ext != ".json")) {
-        err << "medic: " << f.path().string() << ": expected DEVICE.prom or DEVICE.json\n";
+      if (!f.is_regular_file() || (ext != ".prom" && ext != ".json" && ext != ".snmp")) {
+        err << "medic: " << f.path().string() << ": expected DEVICE.prom, DEVICE.json or DEVICE.snmp\n";
         return 2;
       }
       const std::string dev_name = f.path().stem().string();
@@ -110,7 +110,10 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
         err << "medic: " << f.path().string() << ": no device " << quote(dev_name) << " in " << o.topology_path << '\n';
         return 2;
       }
-      files.push_back({*dev, ext == ".json" ? telemetry::PayloadFormat::openconfig : telemetry::PayloadFormat::prometheus,
+      files.push_back({*dev,
+                       ext == ".json"   ? telemetry::PayloadFormat::openconfig
+                       : ext == ".snmp" ? telemetry::PayloadFormat::snmp
+                                        : telemetry::PayloadFormat::prometheus,
                        f.path()});
       polled.insert(*dev);
     }

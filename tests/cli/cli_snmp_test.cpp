@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "tests/cli/cli_fixture.h"
 #include "tests/support/testing.h"
 #include "tests/telemetry/snmpd_fixture.h"
@@ -135,6 +137,41 @@ TEST_F(CliSnmpTest, BadTargetsCredentialsAndSilenceGetExactErrors) {
   EXPECT_EQ(env.code, 0) << env.err;
   const Ran usage = medic({"snmp", "walk"});
   EXPECT_EQ(usage.code, 2);
+}
+
+// `medic record` walks the switches at snmp:// as medicd does and writes DEVICE.snmp files
+// that `medic replay` reads with the counter map's snmp rules; without credentials it says so.
+TEST_F(CliSnmpTest, RecordWalksSnmpSwitchesAndReplayReadsThem) {
+  const std::string topo = dir_.file("rec.json");
+  write_file(topo, R"({"version": 1,
+    "switches": [{"name": "sw", "role": "rtsw", "zone": 1, "telemetry": ")" + agent_->url() + R"(",
+                  "driver": {"kind": "dryrun"}},
+                 {"name": "peer", "role": "ctsw", "zone": 1, "telemetry": "snmp://127.0.0.1:9",
+                  "driver": {"kind": "dryrun"}}],
+    "links": [{"a": "sw:lo", "b": "peer:eth1", "speed_gbps": 400}]})");
+  const std::string out = dir_.file("scrapes");
+  const Ran r = medic({"record", "--topology", topo, "--out", out, "--polls", "2", "--interval", "0.2", "--timeout", "1",
+                       "--snmp-credentials", v2_});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "recorded 2 polls of 2 devices into " + out + " (2 answers, 2 failures)\n");
+  size_t files = 0;
+  for (const auto& poll : std::filesystem::directory_iterator(out)) {
+    for (const auto& f : std::filesystem::directory_iterator(poll.path())) {
+      ++files;
+      EXPECT_EQ(f.path().filename(), "sw.snmp");
+      EXPECT_THAT(testing::read_file(f.path().string()), HasSubstr("ifOperStatus{ifName=\"lo\",ifIndex=\"1\"} 1\n"));
+    }
+  }
+  EXPECT_EQ(files, 2u);
+  const Ran rep = medic({"replay", "--topology", topo, "--scrapes", out});
+  EXPECT_EQ(rep.code, 0) << rep.err;
+  EXPECT_THAT(rep.err, HasSubstr("replayed 2 polls of 1 devices: 2 port samples, 0 findings"));  // sw:lo, mapped
+
+  const Ran none = medic({"record", "--topology", topo, "--out", dir_.file("none"), "--polls", "1"});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_EQ(none.err,
+            "medic: 2 switch(es) are polled over SNMP: no SNMP credentials in the environment (MEDIC_SNMP_COMMUNITY or "
+            "MEDIC_SNMP_USER) (or --snmp-credentials FILE)\n");
 }
 
 }  // namespace
