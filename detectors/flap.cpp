@@ -165,9 +165,12 @@ void FlapDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& 
   const double before = decayed(s, d.time);
   s.penalty = before;
   s.updated = d.time;
-  const double confirmed = confirm(d.port, flaps, d.time);
-  flaps -= std::min(flaps, confirmed);
-  withdraw_stale(d.port, s, d.time);
+  double confirmed = 0;
+  if (!pending_.empty()) {  // link events are rare: a poll of a fabric without any pays nothing here
+    confirmed = confirm(d.port, flaps, d.time);
+    flaps -= std::min(flaps, confirmed);
+    withdraw_stale(d.port, s, d.time);
+  }
   if (s.suppressed && s.penalty < config_.reuse) s.suppressed = false;
   if (before < config_.penalty_per_flap / 2 && !s.suppressed) {
     s.flaps_in_episode = 0;  // the previous episode is forgotten
@@ -205,7 +208,7 @@ void FlapDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& 
   char penalty_text[64];
   std::snprintf(penalty_text, sizeof penalty_text, "penalty %.0f", s.penalty);
   // Only confirmed flaps suppress (and so drain); unconfirmed ones may make it a warning.
-  const double sure = s.penalty - unconfirmed(d.port, d.time);
+  const double sure = pending_.empty() ? s.penalty : s.penalty - unconfirmed(d.port, d.time);
   if (sure >= config_.suppress) {
     s.suppressed = true;
     Finding f = make(d.port, d.time, s, Severity::critical, FindingKind::link_flap);
