@@ -607,7 +607,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   bool ro_incidents_only = false;
   auto* rep = app.add_subcommand("replay", "run recorded scrapes through detectors and triage, print JSON lines");
   rep->add_option("--topology", ro.topology_path, "topology JSON file")->required();
-  rep->add_option("--scrapes", ro.scrapes_dir, "folder of DIR/UNIXTIME/DEVICE.prom|.json")->required();
+  rep->add_option("--scrapes", ro.scrapes_dir, "folder of DIR/UNIXTIME/DEVICE.prom|.json|.snmp")->required();
   rep->add_option("--counter-map", ro.counter_map_path, "counter name map (default data/counter_map.json)");
   rep->add_option("--detectors", ro.detectors_path, "detector thresholds (default data/detectors.json)");
   rep->add_option("--device-fault-links", ro.device_fault_links, "failing links of one device that make one incident")

@@ -445,7 +445,7 @@ TEST_F(CliReplay, AFileOfAnotherExtension) {
   const Ran r = medic(replay_args());
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "medic: " + poll_dir(1) + "/rtsw0001.txt: expected DEVICE.prom or DEVICE.json\n");
+  EXPECT_EQ(r.err, "medic: " + poll_dir(1) + "/rtsw0001.txt: expected DEVICE.prom, DEVICE.json or DEVICE.snmp\n");
 }
 
 TEST_F(CliReplay, AFolderInsideAPoll) {
@@ -454,7 +454,7 @@ TEST_F(CliReplay, AFolderInsideAPoll) {
   const Ran r = medic(replay_args());
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "medic: " + poll_dir(2) + "/atsw01.json: expected DEVICE.prom or DEVICE.json\n");
+  EXPECT_EQ(r.err, "medic: " + poll_dir(2) + "/atsw01.json: expected DEVICE.prom, DEVICE.json or DEVICE.snmp\n");
 }
 
 TEST_F(CliReplay, AFileNamedAfterADeviceNotInTheTopology) {
