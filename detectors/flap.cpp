@@ -52,23 +52,29 @@ double FlapDetector::unconfirmed(fabric::PortId port, Time now) const {
   const auto it = pending_.find(port);
   if (it == pending_.end()) return 0;
   double sum = 0;
-  for (const Time t : it->second) {
-    sum += config_.penalty_per_flap * std::exp2(-std::max(0.0, seconds(now - t)) / seconds(config_.half_life));
+  for (const Pending& e : it->second) {
+    sum += e.added * std::exp2(-std::max(0.0, seconds(now - e.at)) / seconds(config_.half_life));
   }
   return sum;
 }
 
-double FlapDetector::confirm(fabric::PortId port, double flaps, Time now) {
+double FlapDetector::confirm(fabric::PortId port, double flaps, Time from, Time to) {
   const auto it = pending_.find(port);
   if (it == pending_.end() || flaps <= 0) return 0;
-  // A poll that saw the port flap confirms every notification of its interval: an SNMP
+  // A poll that saw the port flap confirms the notifications of its own interval: an SNMP
   // agent's ifLastChange shows that it flapped, not how often (the notifications count).
+  // Older ones wait (a poll that had not seen them yet) and are taken back in time.
   double n = 0;
-  while (!it->second.empty() && it->second.front() <= now) {
-    it->second.pop_front();
-    ++n;
+  auto& q = it->second;
+  for (auto e = q.begin(); e != q.end();) {
+    if ((from == Time{} || e->at > from) && e->at <= to) {
+      e = q.erase(e);
+      ++n;
+    } else {
+      ++e;
+    }
   }
-  if (it->second.empty()) pending_.erase(it);
+  if (q.empty()) pending_.erase(it);
   confirmed_total_ += static_cast<uint64_t>(n);
   return n;
 }
@@ -77,11 +83,18 @@ void FlapDetector::withdraw_stale(fabric::PortId port, PortState& s, Time now) {
   const auto it = pending_.find(port);
   if (it == pending_.end()) return;
   auto& q = it->second;
-  while (!q.empty() && now - q.front() >= config_.trap_confirm) {
-    s.penalty -= config_.penalty_per_flap * std::exp2(-seconds(now - q.front()) / seconds(config_.half_life));
-    s.flaps_in_episode = std::max(0, s.flaps_in_episode - 1);
-    ++withdrawn_total_;
-    q.pop_front();
+  // Taken back: what each added, decayed to now. An event this far in the future is one the
+  // clock stepped back from: taken back too, never left pending for good.
+  for (auto e = q.begin(); e != q.end();) {
+    const Duration age = now - e->at;
+    if (age >= config_.trap_confirm || -age >= config_.trap_confirm) {
+      s.penalty -= e->added * std::exp2(-std::max(0.0, seconds(age)) / seconds(config_.half_life));
+      s.flaps_in_episode = std::max(0, s.flaps_in_episode - 1);
+      ++withdrawn_total_;
+      e = q.erase(e);
+    } else {
+      ++e;
+    }
   }
   s.penalty = std::max(0.0, s.penalty);
   if (q.empty()) pending_.erase(it);
@@ -107,8 +120,9 @@ void FlapDetector::link_event(fabric::PortId port, bool up, Time at, std::vector
   }
   if (s.flaps_in_episode == 0) s.episode_start = t;
   ++s.flaps_in_episode;
-  s.penalty = std::min(config_.max_penalty, s.penalty + config_.penalty_per_flap);
-  q.push_back(t);
+  const double added = std::min(config_.max_penalty, s.penalty + config_.penalty_per_flap) - s.penalty;
+  s.penalty += added;
+  q.push_back({t, added});  // what it added, so that taking it back takes no more
   if (s.suppressed) return;  // reported already, on the polls' evidence
   const std::string ep = topology_.endpoint_name(port);
   char penalty_text[64];
@@ -166,8 +180,10 @@ void FlapDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& 
   s.penalty = before;
   s.updated = d.time;
   double confirmed = 0;
+  const Time previous_poll = s.polled;
+  s.polled = d.time;
   if (!pending_.empty()) {  // link events are rare: a poll of a fabric without any pays nothing here
-    confirmed = confirm(d.port, flaps, d.time);
+    confirmed = confirm(d.port, flaps, previous_poll, d.time);
     flaps -= std::min(flaps, confirmed);
     withdraw_stale(d.port, s, d.time);
   }

@@ -8,7 +8,7 @@
 //
 // Link events (SNMP linkDown/linkUp notifications) add their flaps at once, so a flap is
 // seen between polls; but a notification is not the source of truth, the polled counters
-// are: a poll that sees the port flap confirms the notifications of its interval (an SNMP
+// are: a poll that sees the port flap confirms the notifications of its own interval (an SNMP
 // agent's ifLastChange says that it flapped, not how often), a flap from a notification
 // that the polls have not confirmed within trap_confirm is taken back, and a port whose penalty reaches suppress only with unconfirmed flaps is
 // reported as a warning (an incident opens, nothing is drained) until the poll confirms.
@@ -55,23 +55,29 @@ class FlapDetector {
     bool down_reported = false;
     bool carrier_down = false;  // as far as the transitions seen so far tell
     int8_t live = -1;           // the state link events last said (-1: none since the poll)
+    Time polled{};              // the port's latest poll (the interval a poll confirms starts there)
     bool event_warned = false;  // the warning for unconfirmed flaps was given this episode
   };
   double decayed(const PortState& s, Time now) const;
   Finding make(fabric::PortId port, Time at, const PortState& s, Severity sev, FindingKind kind) const;
   // The part of the port's penalty at `now` that unconfirmed link-event flaps make up.
   double unconfirmed(fabric::PortId port, Time now) const;
-  // A poll that counted `flaps` (> 0) up to `now` confirms the port's link-event flaps
-  // until then; gives back how many.
-  double confirm(fabric::PortId port, double flaps, Time now);
+  // A poll that counted `flaps` (> 0) over (from, to] confirms the port's link-event flaps
+  // of that interval; gives back how many.
+  double confirm(fabric::PortId port, double flaps, Time from, Time to);
   // Takes back the port's link-event flaps older than trap_confirm at `now`.
   void withdraw_stale(fabric::PortId port, PortState& s, Time now);
 
   const fabric::Topology& topology_;
   FlapConfig config_;
   std::vector<PortState> ports_;
-  // Per port, when each of its unconfirmed link-event flaps happened (oldest first).
-  std::unordered_map<fabric::PortId, std::deque<Time>> pending_;
+  // Per port, its unconfirmed link-event flaps: when, and the penalty each added (less
+  // than penalty_per_flap near max_penalty).
+  struct Pending {
+    Time at{};
+    double added = 0;
+  };
+  std::unordered_map<fabric::PortId, std::deque<Pending>> pending_;
   uint64_t confirmed_total_ = 0, withdrawn_total_ = 0;
 };
 

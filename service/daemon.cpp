@@ -18,7 +18,8 @@ namespace {
 constexpr const char* kTrapHelp =
     "SNMP notifications received on --snmp-trap-listen, by result: link_down and link_up (taken as link events), "
     "other (another notification), unknown_agent (from an address no switch is polled at), bad_credentials (wrong "
-    "community, SNMPv3 user, keys or level), malformed, unknown_interface (an ifIndex the agent's last poll did not name).";
+    "community, SNMPv3 user, keys or level), malformed, unknown_interface (an ifIndex the agent's last poll did not name), duplicate (the same notification again: "
+    "the same sysUpTime), before_poll (sent before the agent's latest poll, which counted it).";
 }  // namespace
 
 DaemonMetrics::DaemonMetrics(metrics::Registry& r)
@@ -39,6 +40,8 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
       traps_bad_credentials(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "bad_credentials"}})),
       traps_malformed(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "malformed"}})),
       traps_unknown_interface(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "unknown_interface"}})),
+      traps_duplicate(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "duplicate"}})),
+      traps_before_poll(r.counter("medic_snmp_notifications_total", kTrapHelp, {{"result", "before_poll"}})),
       samples(r.counter("medic_samples_total", "Samples parsed (metric lines and OpenConfig leaves).")),
       samples_mapped(r.counter("medic_samples_mapped_total", "Counter samples mapped onto canonical counters.")),
       samples_implausible(r.counter("medic_samples_implausible_total", "Counter values no port can produce, left out.")),
@@ -461,6 +464,14 @@ void Daemon::take_notifications() {
   std::vector<pipeline::LinkEvent> events;
   events.reserve(got.size());
   for (const auto& n : got) {
+    if (p_.snmp != nullptr) {
+      using N = telemetry::SnmpAgentState::Notification;
+      const N verdict = p_.snmp->judge_notification(n.device, n.if_index, n.up, n.uptime);
+      if (verdict != N::fresh) {
+        ++(verdict == N::duplicate ? metrics_.traps_duplicate : metrics_.traps_before_poll);
+        continue;
+      }
+    }
     std::string name = n.if_name;
     if (name.empty() && p_.snmp != nullptr) name = p_.snmp->interface_name(n.device, n.if_index).value_or("");
     const auto port = name.empty() ? std::nullopt : p_.topology.find_port(n.device, name);

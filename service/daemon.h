@@ -56,7 +56,7 @@ struct DaemonMetrics {
   metrics::Counter snmp_requests, snmp_agent_restarts, snmp_renumbered;
   // SNMP notifications received, by what became of them (medic_snmp_notifications_total).
   metrics::Counter traps_link_down, traps_link_up, traps_other, traps_unknown_agent, traps_bad_credentials,
-      traps_malformed, traps_unknown_interface;
+      traps_malformed, traps_unknown_interface, traps_duplicate, traps_before_poll;
   metrics::Counter samples, samples_mapped, samples_implausible, telemetry_outage_polls;
   metrics::Counter findings, findings_noted;
   metrics::Counter incidents_opened, incidents_reopened, incidents_resolved;

@@ -505,6 +505,17 @@ void SnmpAgentState::render_sensors(std::span<const SnmpValue> values,
   }
 }
 
+SnmpAgentState::Notification SnmpAgentState::judge_notification(uint32_t if_index, bool up,
+                                                                std::optional<uint64_t> uptime) {
+  if (!uptime) return Notification::fresh;
+  if (uptime_ && *uptime <= *uptime_) return Notification::before_poll;
+  const auto it = notified_.find(if_index);
+  if (it != notified_.end() && it->second == std::pair(up, *uptime)) return Notification::duplicate;
+  if (notified_.size() >= 4096) notified_.clear();  // an agent inventing ifIndexes
+  notified_[if_index] = {up, *uptime};
+  return Notification::fresh;
+}
+
 std::optional<std::string> SnmpAgentState::name_of(uint32_t if_index) const {
   if (polls_ == 0) return std::nullopt;
   for (const auto& [name, l] : links_) {
@@ -524,15 +535,18 @@ Result<SnmpLinkTrap> decode_link_trap(std::span<const SnmpValue> values) {
   static const std::vector<uint32_t> if_entry = {1, 3, 6, 1, 2, 1, 2, 2, 1};
   static const std::vector<uint32_t> if_name = {1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 1};
   const SnmpValue* trap = nullptr;
+  std::optional<uint64_t> uptime;
   for (const SnmpValue& v : values) {
-    if (v.oid == trap_oid0) {
-      trap = &v;
-      break;
+    if (v.oid.size() == 9 && std::equal(v.oid.begin(), v.oid.end(), std::begin(kSysUpTime0)) &&
+        v.type == SnmpValue::Type::timeticks && !uptime) {
+      uptime = v.number;
     }
+    if (v.oid == trap_oid0 && trap == nullptr) trap = &v;
   }
   if (trap == nullptr) return Error::invalid("no snmpTrapOID.0 among its " + std::to_string(values.size()) + " variables");
   if (trap->type != SnmpValue::Type::object_id) return Error::invalid("snmpTrapOID.0 is not an OBJECT IDENTIFIER");
   SnmpLinkTrap t;
+  t.uptime = uptime;
   if (trap->object == link_down) {
     t.kind = SnmpLinkTrap::Kind::link_down;
   } else if (trap->object == link_up) {

@@ -103,6 +103,12 @@ class SnmpAgentState {
   // The ifName the latest poll read for `if_index`, if it named one (traps name ifIndex only).
   std::optional<std::string> name_of(uint32_t if_index) const;
 
+  // Whether a linkDown/linkUp for `if_index` sent at the agent's `uptime` is news: not the
+  // same notification again (a resent inform, a replayed trap: the same sysUpTime), and not
+  // from before the agent's latest poll read its interfaces (that poll counted the flap).
+  enum class Notification : uint8_t { fresh, duplicate, before_poll };
+  Notification judge_notification(uint32_t if_index, bool up, std::optional<uint64_t> uptime);
+
   // Whether the agent has 64-bit (HC) counters on every interface: its 32-bit twins are then
   // no longer walked. Unknown (true: walk them) until the first poll.
   bool wants_low_counters() const { return !hc_everywhere_; }
@@ -134,6 +140,7 @@ class SnmpAgentState {
                       Poll& p) const;
   std::map<std::string, Link, std::less<>> links_;
   std::map<uint32_t, Sensor> sensors_;  // by entPhysicalIndex
+  std::map<uint32_t, std::pair<bool, uint64_t>> notified_;  // by ifIndex: the last notification (up, uptime)
   uint64_t polls_ = 0;
   uint64_t entities_read_at_ = 0;
   bool entities_read_ = false;
@@ -149,6 +156,7 @@ struct SnmpLinkTrap {
   Kind kind = Kind::other;
   uint32_t if_index = 0;
   std::string if_name;  // when the notification carries ifName
+  std::optional<uint64_t> uptime;  // its sysUpTime.0: when the agent sent it, on the agent's clock
 };
 // Reads a notification's variables (snmpTrapOID.0 and what follows). Another notification
 // is Kind::other; a linkDown or linkUp that names no interface, or a notification without

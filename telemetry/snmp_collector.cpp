@@ -271,6 +271,13 @@ SnmpCollector::~SnmpCollector() = default;
 
 const SnmpCounters& SnmpCollector::counters() const { return impl_->counters; }
 
+SnmpAgentState::Notification SnmpCollector::judge_notification(fabric::DeviceId device, uint32_t if_index, bool up,
+                                                              std::optional<uint64_t> uptime) {
+  const auto it = impl_->agents.find(device);
+  if (it == impl_->agents.end()) return SnmpAgentState::Notification::fresh;
+  return it->second.state.judge_notification(if_index, up, uptime);
+}
+
 std::optional<std::string> SnmpCollector::interface_name(fabric::DeviceId device, uint32_t if_index) const {
   const auto it = impl_->agents.find(device);
   if (it == impl_->agents.end()) return std::nullopt;

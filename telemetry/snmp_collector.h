@@ -54,6 +54,9 @@ class SnmpCollector {
   // The ifName the device's agent gave `if_index` in its latest poll (notifications name an
   // interface by ifIndex); nullopt when that poll named none.
   std::optional<std::string> interface_name(fabric::DeviceId device, uint32_t if_index) const;
+  // SnmpAgentState::judge_notification of the device's agent (fresh for an agent not polled).
+  SnmpAgentState::Notification judge_notification(fabric::DeviceId device, uint32_t if_index, bool up,
+                                                  std::optional<uint64_t> uptime);
 
  private:
   struct Impl;

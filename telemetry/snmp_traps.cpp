@@ -50,7 +50,8 @@ std::string address_of(const netsnmp_pdu* pdu) {
 }
 
 // An address as the agents' table keys it (IPv6 in its canonical text).
-std::string canonical(const std::string& ip) {
+std::string canonical(std::string ip) {
+  if (const size_t scope = ip.find('%'); scope != std::string::npos) ip.resize(scope);  // fe80::1%eth0
   in6_addr a6{};
   in_addr a4{};
   char text[INET6_ADDRSTRLEN] = {0};
@@ -102,7 +103,7 @@ struct SnmpTrapReceiver::Impl {
     }
     const std::string from = address_of(pdu);
     const auto agent = agents.find(from);
-    if (agent == agents.end()) {
+    if (agent == agents.end() || agent->second == fabric::kNone) {
       ++counters.unknown_agent;
       spdlog::debug("SNMP notification from {}: no switch is polled at that address; dropped", from.empty() ? "?" : from);
       return;
@@ -144,6 +145,7 @@ struct SnmpTrapReceiver::Impl {
     n.up = trap->kind == SnmpLinkTrap::Kind::link_up;
     n.if_index = trap->if_index;
     n.if_name = std::move(trap->if_name);
+    n.uptime = trap->uptime;
     n.time = clock->now();
     ++(n.up ? counters.link_up : counters.link_down);
     out.push_back(std::move(n));
@@ -175,7 +177,13 @@ Result<std::unique_ptr<SnmpTrapReceiver>> SnmpTrapReceiver::open(
   for (auto& [ip, device] : agents) {
     const std::string key = canonical(ip);
     if (key.empty()) return Error::invalid("SNMP notifications: agent address " + quote(ip) + " is not an IP address");
-    im.agents.emplace(key, device);
+    const auto [it, added] = im.agents.emplace(key, device);
+    if (!added && it->second != device && it->second != fabric::kNone) {
+      // Two switches' agents at one address (other ports): whose a notification is cannot
+      // be told, so none from there is taken.
+      spdlog::warn("SNMP notifications: two switches are polled at {}; notifications from it are dropped", key);
+      it->second = fabric::kNone;
+    }
   }
   // "ADDR:PORT" or "[ADDR]:PORT", as net-snmp's transports spell them.
   const size_t colon = listen.rfind(':');

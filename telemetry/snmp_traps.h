@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@ struct SnmpLinkNotification {
   bool up = false;
   uint32_t if_index = 0;
   std::string if_name;  // when the notification named it
+  std::optional<uint64_t> uptime;  // its sysUpTime.0 (the agent's clock), when it has one
   Time time{};
 };
 

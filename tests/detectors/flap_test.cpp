@@ -455,18 +455,49 @@ TEST_F(FlapTest, LinkEventsThePollsNeverConfirmAreTakenBack) {
   EXPECT_FALSE(det.suppressed(link, at(60)));
 }
 
-// Until trap_confirm has passed, a poll that has not seen the flap yet (an agent's cached
-// table) withdraws nothing; the next one that does confirms it.
-TEST_F(FlapTest, ALatePollStillConfirms) {
+// A poll confirms only the notifications of its own interval. One that had not seen the
+// flap yet (an agent's cached table) and the next that does: that one counts the flap
+// itself, and the notification, older than its interval, is taken back in time: the flap
+// is counted once, never twice.
+TEST_F(FlapTest, APollConfirmsOnlyItsOwnIntervalAndAFlapIsNeverCountedTwice) {
   feed(Delta(port, at(0)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
   det.link_event(port, false, at(1), out);
   det.link_event(port, true, at(3), out);
-  feed(Delta(port, at(4)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));  // stale
+  feed(Delta(port, at(4)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));   // stale
   feed(Delta(port, at(14)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 2));  // seen now
-  EXPECT_EQ(det.event_flaps_confirmed(), 1u);
-  EXPECT_EQ(det.event_flaps_withdrawn(), 0u);
-  EXPECT_NEAR(det.penalty(port, at(14)), decay(1000, 13), 1e-6);  // one flap, counted once
-  ASSERT_EQ(out.size(), 1u);  // noted once, from the notification
+  EXPECT_EQ(det.event_flaps_confirmed(), 0u);
+  for (int t = 24; t <= 44; t += 10) feed(Delta(port, at(t)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
+  EXPECT_EQ(det.event_flaps_withdrawn(), 1u);
+  EXPECT_NEAR(det.penalty(port, at(44)), decay(1000, 30), 1e-6);  // the poll's flap only
+  for (const Finding& f : out) EXPECT_EQ(f.severity, Severity::info) << f.summary;
+}
+
+// Near max_penalty a notification adds less than a flap's penalty (nothing at the cap):
+// taking it back takes back what it added, no more. A suppressed port stays suppressed.
+TEST_F(FlapTest, TakingBackNotificationsAtTheCapTakesNoConfirmedPenalty) {
+  feed(Delta(port, at(0)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
+  feed(Delta(port, at(10)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 20));  // 10 flaps: at the cap
+  ASSERT_TRUE(det.suppressed(link, at(10)));
+  EXPECT_DOUBLE_EQ(det.penalty(port, at(10)), config.max_penalty);
+  for (int i = 0; i < 10; ++i) {
+    det.link_event(port, false, at(10), out);
+    det.link_event(port, true, at(10), out);
+  }
+  EXPECT_DOUBLE_EQ(det.penalty(port, at(10)), config.max_penalty);
+  for (int t = 20; t <= 50; t += 10) feed(Delta(port, at(t)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
+  EXPECT_EQ(det.event_flaps_withdrawn(), 10u);
+  EXPECT_NEAR(det.penalty(port, at(50)), decay(config.max_penalty, 40), 1e-6);
+  EXPECT_TRUE(det.suppressed(link, at(50)));
+}
+
+// Notifications stamped ahead of a clock that then stepped back are taken back too, not
+// left pending for good (which would fill the port's queue of them).
+TEST_F(FlapTest, NotificationsFromBeforeAClockStepBackAreTakenBack) {
+  feed(Delta(port, at(3600)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
+  det.link_event(port, false, at(3601), out);
+  det.link_event(port, true, at(3602), out);
+  feed(Delta(port, at(10)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));  // the clock went back an hour
+  EXPECT_EQ(det.event_flaps_withdrawn(), 1u);
 }
 
 // An SNMP poll sees that a port flapped (ifLastChange moved: 2 transitions), not how often:

@@ -460,6 +460,7 @@ TEST(SnmpLinkTrap, LinkDownAndLinkUpNameTheirInterface) {
   EXPECT_EQ(down->kind, SnmpLinkTrap::Kind::link_down);
   EXPECT_EQ(down->if_index, 7u);
   EXPECT_EQ(down->if_name, "");
+  EXPECT_EQ(down->uptime, 12345u);
   auto up = decode_link_trap(link_trap("1.3.6.1.6.3.1.1.5.4", 12));
   ASSERT_TRUE(up.ok()) << up.error();
   EXPECT_EQ(up->kind, SnmpLinkTrap::Kind::link_up);
@@ -610,6 +611,24 @@ TEST(SnmpAgentState, AnAgentWithoutSensorsIsNotAskedForThemEveryPoll) {
   // A restart (sysUpTime back): its entities are read again on the next poll.
   agent.render(walk(5, {row(1, "Ethernet1")}));
   EXPECT_TRUE(agent.wants(*value));
+}
+
+// A notification is news once: the same again (a resent inform, a replayed trap: the same
+// sysUpTime) is a duplicate, and one sent before the agent's latest poll read its
+// interfaces was counted by that poll.
+TEST(SnmpAgentState, JudgesNotificationsAgainstItsPollsAndEachOther) {
+  using N = SnmpAgentState::Notification;
+  SnmpAgentState agent;
+  EXPECT_EQ(agent.judge_notification(1, false, 500), N::fresh);  // never polled: nothing to compare with
+  agent.render(walk(1000, {row(1, "Ethernet1")}));
+  EXPECT_EQ(agent.judge_notification(1, false, 900), N::before_poll);
+  EXPECT_EQ(agent.judge_notification(1, false, 1000), N::before_poll);
+  EXPECT_EQ(agent.judge_notification(1, false, 1100), N::fresh);
+  EXPECT_EQ(agent.judge_notification(1, false, 1100), N::duplicate);
+  EXPECT_EQ(agent.judge_notification(1, true, 1100), N::fresh);   // the linkUp of the same moment
+  EXPECT_EQ(agent.judge_notification(2, false, 1100), N::fresh);  // another interface
+  EXPECT_EQ(agent.judge_notification(1, false, 1200), N::fresh);
+  EXPECT_EQ(agent.judge_notification(1, false, std::nullopt), N::fresh);  // no sysUpTime: cannot tell
 }
 
 }  // namespace

@@ -189,6 +189,18 @@ TEST_F(SnmpTrapsTest, AV3TrapFromAPolledAgentIsAcceptedAndWrongKeysAreNot) {
   EXPECT_EQ(r->counters().link_down, 1u);
 }
 
+// Two switches polled at one address: whose a notification is cannot be told, so it is
+// not taken (counted as from an unknown agent).
+TEST_F(SnmpTrapsTest, AnAddressTwoSwitchesShareIsNobodys) {
+  auto r = SnmpTrapReceiver::open("127.0.0.1:0", v2c(), {{"127.0.0.1", kSwitch}, {"127.0.0.1", kSwitch + 1}});
+  ASSERT_TRUE(r.ok()) << r.error();
+  auto args = std::vector<std::string>{"-v2c", "-c", kCommunity, target(**r)};
+  for (auto& a : link_vars(kLinkDown, 1)) args.push_back(a);
+  send("snmptrap", args);
+  EXPECT_TRUE(receive(**r).empty());
+  EXPECT_EQ((*r)->counters().unknown_agent, 1u);
+}
+
 TEST(SnmpTrapReceiver, BadListenAddressesAndAgentsSayWhat) {
   SnmpCredentials c;
   c.community = "x";
@@ -199,6 +211,8 @@ TEST(SnmpTrapReceiver, BadListenAddressesAndAgentsSayWhat) {
             "--snmp-trap-listen \"switch-mgmt:162\": \"switch-mgmt\" is not an IP address");
   EXPECT_EQ(SnmpTrapReceiver::open("127.0.0.1:0", c, {{"rtsw1.example", 1}}).error(),
             "SNMP notifications: agent address \"rtsw1.example\" is not an IP address");
+  // A link-local agent address with its scope, as getnameinfo gives it, is an address.
+  EXPECT_TRUE(SnmpTrapReceiver::open("127.0.0.1:0", c, {{"fe80::1%lo", 1}}).ok());
   // A port already taken.
   auto first = SnmpTrapReceiver::open("127.0.0.1:0", c, {});
   ASSERT_TRUE(first.ok()) << first.error();

@@ -259,7 +259,8 @@ TEST_F(Testbed, FlapSeenFromSnmpTrapsIsConfirmedByThePollThenDrained) {
 // its uplink is healthy (a mistaken agent, or someone holding its keys), plus a trap from
 // an address no switch is polled at and a v2c trap where medicd speaks v3. The lying ones
 // count at once, no poll confirms them, they are taken back after flap.trap_confirm_s, and
-// the link is never drained; the others are counted and dropped.
+// no drain is ever planned (medicd runs with --dry-run: an action would still be recorded);
+// the others are counted and dropped.
 TEST_F(Testbed, LyingSnmpTrapsNeverDrainAHealthyLink) {
   testing::TestDatabase tdb;
   const std::string detectors = data_file_with("detectors.json", [](auto& d) { d["flap"]["trap_confirm_s"] = 4; });
@@ -322,7 +323,6 @@ TEST_F(Testbed, LyingSnmpTrapsNeverDrainAHealthyLink) {
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM incidents WHERE severity = 'critical'"), "0") << medicd.output();
   EXPECT_EQ(tdb.scalar("SELECT count(*) FROM actions"), "0") << medicd.output();
   EXPECT_EQ(tdb.scalar("SELECT drain_state FROM links WHERE name = 'r1:eth2--c1:eth1'"), "undrained");
-  EXPECT_EQ(r1_hops_to_h2(), "eth2,eth3");
   EXPECT_TRUE(medicd.signal(SIGTERM));
   EXPECT_TRUE(medicd.wait(20s).has_value());
 }
