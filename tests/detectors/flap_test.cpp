@@ -30,6 +30,13 @@ class FlapTest : public ::testing::Test {
   std::vector<Finding> out;
 
   void feed(const PortDelta& d) { det.observe(d, out); }
+  // `n` linkDown/linkUp notifications for `port`: down at 1, 3, 5 ... s, up a second later.
+  void notify_flaps(int n) {
+    for (int i = 0; i < n; ++i) {
+      det.link_event(port, false, at(1 + 2 * i), out);
+      det.link_event(port, true, at(2 + 2 * i), out);
+    }
+  }
 };
 
 TEST_F(FlapTest, DefaultsAreTheDocumentedDamping) {
@@ -407,10 +414,7 @@ TEST_F(FlapTest, ValidateRejectsBadDamping) {
 // them make it critical.
 TEST_F(FlapTest, LinkEventsCountAtOnceAndThePollConfirmsThem) {
   feed(Delta(port, at(0)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
-  for (int i = 0; i < 3; ++i) {
-    det.link_event(port, false, at(1 + 2 * i), out);
-    det.link_event(port, true, at(2 + 2 * i), out);
-  }
+  notify_flaps(3);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].severity, Severity::info);
   EXPECT_EQ(out[0].summary, "flap noted on rtsw1:eth1 (SNMP linkDown notification): penalty 1000 (suppress at 2500)");
@@ -442,10 +446,7 @@ TEST_F(FlapTest, LinkEventsCountAtOnceAndThePollConfirmsThem) {
 // they are taken back after trap_confirm, and never made the port critical.
 TEST_F(FlapTest, LinkEventsThePollsNeverConfirmAreTakenBack) {
   feed(Delta(port, at(0)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
-  for (int i = 0; i < 4; ++i) {
-    det.link_event(port, false, at(1 + 2 * i), out);
-    det.link_event(port, true, at(2 + 2 * i), out);
-  }
+  notify_flaps(4);
   EXPECT_GT(det.penalty(port, at(8)), config.suppress);
   for (int t = 10; t <= 60; t += 10) feed(Delta(port, at(t)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
   for (const Finding& f : out) EXPECT_NE(f.severity, Severity::critical) << f.summary;
@@ -504,10 +505,7 @@ TEST_F(FlapTest, NotificationsFromBeforeAClockStepBackAreTakenBack) {
 // that confirms every notification of its interval.
 TEST_F(FlapTest, APollThatSawTheFlappingConfirmsAllItsNotifications) {
   feed(Delta(port, at(0)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 0));
-  for (int i = 0; i < 3; ++i) {
-    det.link_event(port, false, at(1 + 2 * i), out);
-    det.link_event(port, true, at(2 + 2 * i), out);
-  }
+  notify_flaps(3);
   out.clear();
   feed(Delta(port, at(10)).set(Counter::oper_up, 1).set(Counter::carrier_changes, 2));
   ASSERT_EQ(out.size(), 1u);
