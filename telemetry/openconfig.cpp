@@ -227,7 +227,6 @@ std::string_view to_string(OcKind k) {
     case OcKind::boolean: return "a boolean";
     case OcKind::null: return "null";
     case OcKind::array: return "an array";
-    case OcKind::object: return "an object";
   }
   return "?";
 }

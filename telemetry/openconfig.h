@@ -19,19 +19,21 @@ namespace medic::telemetry {
 
 // What a leaf held in the JSON: RFC 7951 writes 64-bit counters and decimal64 as strings,
 // so a number may come as either; the rest is for the reader to refuse.
-enum class OcKind : uint8_t { number, string, boolean, null, array, object };
+enum class OcKind : uint8_t { number, string, boolean, null, array };
 std::string_view to_string(OcKind k);
 
 class OcSink {
  public:
   virtual ~OcSink() = default;
   // `value` is the leaf's text: a number (as written, quotes removed), an enum/string,
-  // "true"/"false", "null"; for an array or object where a leaf might be, "[" or "{".
+  // "true"/"false", "null"; for an empty array where a leaf might be, "[]" (kind array: so
+  // that a reader expecting a number there can refuse it; a leaf-list with items reports
+  // each item instead, and an object's leaves are reported under its path).
   virtual void on_leaf(std::string_view port, std::string_view path, std::string_view value, OcKind kind) = 0;
 };
 
 struct OcStats {
-  size_t leaves = 0;         // leaves reported
+  size_t leaves = 0;         // leaves reported (an empty array reported is not one)
   size_t orphan_leaves = 0;  // leaves outside any interface or component (ignored)
 };
 

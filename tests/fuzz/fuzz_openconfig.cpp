@@ -18,16 +18,15 @@ namespace {
 
 class CheckingSink : public OcSink {
  public:
-  size_t leaves = 0;
+  size_t leaves = 0;  // leaves, not the empty arrays also reported (OcStats::leaves)
   void on_leaf(std::string_view port, std::string_view path, std::string_view value, OcKind kind) override {
-    ++leaves;
+    if (kind != OcKind::array) ++leaves;
     (void)port;
     fuzz::check(!path.empty(), "leaf with an empty path");
     switch (kind) {
       case OcKind::boolean: fuzz::check(value == "true" || value == "false", "boolean leaf text", value); break;
       case OcKind::null: fuzz::check(value == "null", "null leaf text", value); break;
-      case OcKind::array: fuzz::check(value == "[", "array leaf text", value); break;
-      case OcKind::object: fuzz::check(value == "{", "object leaf text", value); break;
+      case OcKind::array: fuzz::check(value == "[]", "array leaf text", value); break;
       case OcKind::number: fuzz::check(!value.empty(), "empty number leaf"); break;
       case OcKind::string: break;
     }

@@ -149,6 +149,28 @@ TEST(OpenConfig, LeafListsReportEveryItemUnderTheListPath) {
   EXPECT_THAT(r.at(in("state/mtu")), ElementsAre(rec("e1", in("state/mtu"), "9000")));
 }
 
+// An empty array where a counter might be is reported as itself, "[]" of kind array, so
+// that the mapper can refuse it by name; it is not counted as a leaf. (The fuzz harness
+// found the text and the header's "[" disagreeing: corpus/openconfig/regression-empty-array-leaf.)
+TEST(OpenConfig, AnEmptyArrayWhereALeafMightBeIsReportedAsAnArrayNotALeaf) {
+  struct Kinds final : OcSink {
+    std::vector<std::pair<std::string, OcKind>> got;
+    void on_leaf(std::string_view, std::string_view path, std::string_view value, OcKind kind) override {
+      got.emplace_back(std::string(path) + "=" + std::string(value), kind);
+    }
+  } k;
+  OcStats st;
+  ASSERT_TRUE(parse_openconfig(R"({"openconfig-interfaces:interfaces": {"interface": [
+      {"name": "e1", "state": {"counters": {"in-pkts": [], "out-pkts": "7"}}}]}})",
+                               k, &st)
+                  .ok());
+  EXPECT_THAT(k.got, ElementsAre(std::pair{in("name") + "=e1", OcKind::string},
+                                 std::pair{in("state/counters/in-pkts") + "=[]", OcKind::array},
+                                 std::pair{in("state/counters/out-pkts") + "=7", OcKind::string}));
+  EXPECT_EQ(st.leaves, 2u);
+  EXPECT_EQ(to_string(OcKind::array), "an array");
+}
+
 TEST(OpenConfig, SubinterfaceListsStayUnderTheirInterface) {
   const Recorder r = parse_ok(R"({"openconfig-interfaces:interfaces": {"interface": [
       {"name": "e1", "subinterfaces": {"subinterface": [
