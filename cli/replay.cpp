@@ -52,28 +52,35 @@ json finding_json(const detectors::Finding& f, const fabric::Topology& t) {
 
 }  // namespace
 
-int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
-  const auto started = std::chrono::steady_clock::now();
-  fabric::Topology topo;
-  telemetry::CounterMap map;
-  detectors::DetectorConfig dconf;
-  triage::TriageConfig tconf;
+std::optional<ReplayModel> load_replay_model(const ReplayOptions& o, std::ostream& err) {
+  ReplayModel m;
   try {
-    topo = fabric::load_topology_file(o.topology_path);
-    map = telemetry::CounterMap::load_file(o.counter_map_path.empty() ? data_dir() + "/counter_map.json"
-                                                                      : o.counter_map_path);
-    dconf = detectors::DetectorConfig::load_file(o.detectors_path.empty() ? data_dir() + "/detectors.json"
-                                                                          : o.detectors_path);
-    tconf.device_fault_links = o.device_fault_links;
-    tconf.reopen_window = from_seconds(o.reopen_window_s);
-    tconf.validate();
+    m.topology = fabric::load_topology_file(o.topology_path);
+    m.counter_map = telemetry::CounterMap::load_file(o.counter_map_path.empty() ? data_dir() + "/counter_map.json"
+                                                                                : o.counter_map_path);
+    m.detectors = detectors::DetectorConfig::load_file(o.detectors_path.empty() ? data_dir() + "/detectors.json"
+                                                                                : o.detectors_path);
+    m.triage.device_fault_links = o.device_fault_links;
+    m.triage.reopen_window = from_seconds(o.reopen_window_s);
+    m.triage.validate();
   } catch (const fabric::TopologyError& e) {
     for (const auto& p : e.problems()) err << p << '\n';
-    return 2;
+    return std::nullopt;
   } catch (const std::exception& e) {
     err << "medic: " << e.what() << '\n';
-    return 2;
+    return std::nullopt;
   }
+  return m;
+}
+
+int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
+  const auto model = load_replay_model(o, err);
+  return model ? replay(*model, o, out, err) : 2;
+}
+
+int replay(const ReplayModel& model, const ReplayOptions& o, std::ostream& out, std::ostream& err) {
+  const auto started = std::chrono::steady_clock::now();
+  const fabric::Topology& topo = model.topology;
 
   // Scrape folders in time order; every file named after a device of the topology.
   std::error_code ec;
@@ -123,7 +130,7 @@ int replay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     return 1;
   }
 
-  pipeline::Pipeline pipeline(topo, map, dconf, tconf);
+  pipeline::Pipeline pipeline(topo, model.counter_map, model.detectors, model.triage);
   int64_t next_id = 1;
   // The ids replay gives the incidents it opens, handed back to triage at the next poll
   // (as medicd does with the database's).

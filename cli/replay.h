@@ -5,7 +5,13 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
+
+#include "detectors/config.h"
+#include "fabric/topology.h"
+#include "telemetry/mapping.h"
+#include "triage/triage.h"
 
 namespace medic::cli {
 
@@ -19,8 +25,23 @@ struct ReplayOptions {
   bool findings = true;  // print finding and rejected lines (incident lines are always printed)
 };
 
+// What a replay reads before the scrapes: the fabric, the counter map and the thresholds.
+// Loaded once, it replays any number of scrape sets.
+struct ReplayModel {
+  fabric::Topology topology;
+  telemetry::CounterMap counter_map;
+  detectors::DetectorConfig detectors;
+  triage::TriageConfig triage;
+};
+
+// Loads the files `options` names; on bad input prints what and where to `err` and returns
+// nothing.
+std::optional<ReplayModel> load_replay_model(const ReplayOptions& options, std::ostream& err);
+
 // Exit status: 0 done, 1 a scrape file could not be read, 2 bad input (topology, map,
 // thresholds, a folder or file name that is not a time or a device).
 int replay(const ReplayOptions& options, std::ostream& out, std::ostream& err);
+// The same over a model already loaded (options' file paths are used only in messages).
+int replay(const ReplayModel& model, const ReplayOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace medic::cli

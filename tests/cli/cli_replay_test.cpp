@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/replay.h"
 #include "fabric/loader.h"
 #include "sim/fabric_sim.h"
 #include "sim/scenario.h"
@@ -464,6 +465,57 @@ TEST_F(CliReplay, AFileNamedAfterADeviceNotInTheTopology) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "medic: " + poll_dir(1) + "/rtsw9999.prom: no device \"rtsw9999\" in " + topo_path + "\n");
+}
+
+TEST_F(CliReplay, OneLoadedModelReplaysScrapeSetsOneAfterAnotherAsTheCommandDoes) {
+  // The fuzz harness loads topology, map and thresholds once and replays many scrape sets:
+  // each replay starts from nothing (no counters, incidents or ids kept from the last).
+  write_faulty_set();
+  // A fault-free fabric's twenty polls in another folder.
+  const std::string faulty = scrapes, clean = dir.file("clean");
+  sim = std::make_unique<sim::FabricSim>(topo, 1);
+  scrapes = clean;
+  for (long long t = 1; t <= kPolls; ++t) write_poll(t);
+  scrapes = faulty;
+
+  ReplayOptions o;
+  o.topology_path = topo_path;
+  o.scrapes_dir = faulty;
+  o.detectors_path = detectors_path;
+  std::ostringstream load_err;
+  const auto model = load_replay_model(o, load_err);
+  ASSERT_TRUE(model.has_value()) << load_err.str();
+  EXPECT_EQ(load_err.str(), "");
+
+  const Ran command = medic(replay_args());
+  ASSERT_EQ(command.code, 0) << command.err;
+  for (int round = 0; round < 2; ++round) {
+    std::ostringstream out, err;
+    o.scrapes_dir = faulty;
+    ASSERT_EQ(replay(*model, o, out, err), 0) << err.str();
+    EXPECT_EQ(out.str(), command.out) << "round " << round;
+    EXPECT_EQ(opened(json_lines(out.str())).size(), 5u);
+    EXPECT_EQ(opened(json_lines(out.str())).front()["id"], 1);  // ids start again at 1
+
+    std::ostringstream clean_out, clean_err;
+    o.scrapes_dir = clean;
+    ASSERT_EQ(replay(*model, o, clean_out, clean_err), 0) << clean_err.str();
+    EXPECT_TRUE(of_type(json_lines(clean_out.str()), "incident").empty()) << clean_out.str();
+  }
+}
+
+TEST_F(CliReplay, LoadingTheModelReportsWhatAndWhere) {
+  ReplayOptions o;
+  o.topology_path = topo_path;
+  o.detectors_path = dir.file("none.json");
+  std::ostringstream err;
+  EXPECT_FALSE(load_replay_model(o, err).has_value());
+  EXPECT_EQ(err.str(), "medic: " + dir.file("none.json") + ": cannot open: No such file or directory\n");
+  o.detectors_path = detectors_path;
+  o.device_fault_links = 0;
+  std::ostringstream range;
+  EXPECT_FALSE(load_replay_model(o, range).has_value());
+  EXPECT_EQ(range.str(), "medic: triage device_fault_links must be at least 2\n");
 }
 
 TEST_F(CliReplay, BadTopologyPrintsItsProblems) {
