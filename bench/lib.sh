@@ -30,7 +30,8 @@ counter() {  # URL METRIC -> value (0 if absent or unreachable)
   { curl -s "$1" || true; } | awk -v m="$2" '$1 == m { v = $2 } END { printf "%.0f\n", v + 0 }'
 }
 # start_fabsim PRESET [fabsim arguments...]: the generated fabric served by fabsim; sets
-# FABSIM_PID and writes $WORK/topology.json (generated) and $WORK/live.json (as served).
+# FABSIM_PID and FABSIM_T0 (the Unix time its scenario's faults are timed from, as fabsim
+# says) and writes $WORK/topology.json (generated) and $WORK/live.json (as served).
 start_fabsim() {
   local preset=$1
   shift
@@ -41,4 +42,6 @@ start_fabsim() {
   PIDS+=($FABSIM_PID)
   for _ in $(seq 1 300); do [[ -f $WORK/live.json ]] && break; sleep 0.1; done
   [[ -f $WORK/live.json ]] || { cat "$WORK/fabsim.log" >&2; exit 1; }
+  FABSIM_T0=$(sed -n 's/^fabsim scenario time 0 is Unix time \([0-9.]*\)$/\1/p' "$WORK/fabsim.log" | head -1)
+  [[ -n $FABSIM_T0 ]] || { echo "bench: fabsim did not say when its scenario starts" >&2; cat "$WORK/fabsim.log" >&2; exit 1; }
 }

@@ -32,6 +32,7 @@ struct ReplayModel {
   telemetry::CounterMap counter_map;
   detectors::DetectorConfig detectors;
   triage::TriageConfig triage;
+  double load_seconds = 0;  // what loading took (the summary's time counts it)
 };
 
 // Loads the files `options` names; on bad input prints what and where to `err` and returns
@@ -41,7 +42,8 @@ std::optional<ReplayModel> load_replay_model(const ReplayOptions& options, std::
 // Exit status: 0 done, 1 a scrape file could not be read, 2 bad input (topology, map,
 // thresholds, a folder or file name that is not a time or a device).
 int replay(const ReplayOptions& options, std::ostream& out, std::ostream& err);
-// The same over a model already loaded (options' file paths are used only in messages).
+// The same over a model already loaded: options' files and triage settings are the model's
+// (their paths only name them in messages); scrapes_dir and findings are read here.
 int replay(const ReplayModel& model, const ReplayOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace medic::cli

@@ -201,6 +201,9 @@ int main(int argc, char** argv) {
                                                     [](const auto& d) { return d.is_switch(); })),
                   topo.links().size(), scenario.faults.size());
     }
+    // The scenario's faults are timed from t0: tools that time what follows a fault
+    // (bench/load, bench/fault_to_drain) read when that was, before the export appears.
+    std::printf("fabsim scenario time 0 is Unix time %.6f\n", to_unix_seconds(sys_clock.now()) - now_s());
     std::fflush(stdout);
 
     // STAMP reflectors: one socket on loopback answers for every link address of the

@@ -16,6 +16,7 @@
 #include <regex>
 
 #include "common/http_client.h"
+#include "common/time.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/support/testing.h"
 
@@ -71,7 +72,16 @@ TEST(E2E, DemoDrainsHealthyTorAndRefusesDegradedOne) {
 
   ASSERT_NO_FATAL_FAILURE(write_demo_topology(dir));
   DemoFabsim fabsim;
+  const double before_start = to_unix_seconds(SystemClock().now());
   ASSERT_NO_FATAL_FAILURE(fabsim.start(dir, scenario()));
+  const double after_export = to_unix_seconds(SystemClock().now());
+  // When the scenario's time 0 was, said before the export (the benches time faults by it).
+  const std::string t0_line = "fabsim scenario time 0 is Unix time ";
+  const auto t0_at = fabsim.output().find(t0_line);
+  ASSERT_NE(t0_at, std::string::npos) << fabsim.output();
+  const double t0 = std::stod(fabsim.output().substr(t0_at + t0_line.size()));
+  EXPECT_GE(t0, before_start);
+  EXPECT_LE(t0, after_export);
   const std::string& exported = fabsim.exported;
   testing::Process medicd(MEDIC_MEDICD_BIN, {"--topology", exported, "--db", tdb.url(), "--poll-interval", "0.2",
                                              "--http",
