@@ -75,6 +75,8 @@ struct DaemonSettings {
   double alert_repeat_s = 60;       // open incidents are re-sent to Alertmanager this often
   double notify_retry_max_s = 30;   // longest wait between delivery retries
   double notify_timeout_s = 5;      // one delivery's HTTP timeout
+
+  bool operator==(const DaemonSettings&) const = default;
 };
 
 // A setting DaemonConfig refuses. what() names it as the command line does

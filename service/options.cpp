@@ -493,6 +493,23 @@ struct DaemonOptions::Impl {
   };
   std::map<std::string, FromFile> from_file;  // the keys whose value was the file's (no flag given)
 
+  // Every value as a new DaemonOptions has it, so each parse starts from the same place
+  // (the options keep their bindings: only the values bound are reset).
+  void reset() {
+    s = DaemonSettings{};
+    if (const char* env = std::getenv("MEDIC_DB_URL")) s.db_url = env;
+    log_level = "info";
+    for (std::string* v : {&driver_token_file, &api_token, &api_token_file, &webhook_secret_file, &api_token_read, &file,
+                           &text}) {
+      v->clear();
+    }
+    no_standby = no_probe = false;
+    config_given = 0;
+    file_settings = 0;
+    from_file.clear();
+    app.clear();
+  }
+
   template <class T>
   CLI::Option* add(const std::string& flag, T& value, const std::string& help) {
     keys[flag.substr(2)] = kind_of<T>();
@@ -633,7 +650,7 @@ DaemonOptions::DaemonOptions(std::string program) : impl_(std::make_unique<Impl>
   m.program = std::move(program);
   m.app.name("medicd");
   DaemonSettings& s = m.s;
-  if (const char* env = std::getenv("MEDIC_DB_URL")) s.db_url = env;
+  m.reset();
   m.app.config_formatter(std::make_shared<ConfigReader>(&m));
   m.app.set_config("--config", "",
                    "TOML file of these options, keyed by their long names (poll-interval = 1.0); a flag given here "
@@ -728,6 +745,7 @@ DaemonOptions::~DaemonOptions() = default;
 
 std::optional<int> DaemonOptions::parse(std::vector<std::string> args, std::ostream& out, std::ostream& err) {
   Impl& m = *impl_;
+  m.reset();
   std::reverse(args.begin(), args.end());
   try {
     m.app.parse(args);

@@ -30,7 +30,7 @@ class DaemonOptions {
   // Parses the arguments (without the program's name), then the config file they name.
   // nullopt: go on. Otherwise the exit status, with what there was to say written to `out`
   // or `err`: 0 after --help, 2 for a config file refused, CLI11's own status for a command
-  // line it refuses.
+  // line it refuses. Each call starts from the defaults, as a new DaemonOptions would.
   std::optional<int> parse(std::vector<std::string> args, std::ostream& out, std::ostream& err);
   std::optional<int> parse(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

@@ -166,6 +166,93 @@ TEST_F(Options, TheWebhookSecretComesFromItsFileOrTheEnvironment) {
   EXPECT_EQ(config_error(o), "--webhook needs a secret: pass --webhook-secret-file FILE or set MEDIC_WEBHOOK_SECRET");
 }
 
+// One DaemonOptions parsed again (as the config fuzz harness does for every input) gives what
+// a new one gives: nothing of an earlier parse, taken or refused, is left over.
+TEST_F(Options, ParsingAgainStartsFromTheDefaults) {
+  for (const char* f : {"driver-token", "api-token", "webhook-secret"}) testing::write_file(dir.file(f), "s3cret\n");
+  testing::write_file(dir.file("ca.pem"), "not read here\n");
+  // Every key, each to a value other than its default.
+  const std::string every = config(R"(topology = "{DIR}/demo.json"
+db = "postgresql://from-the-file/medic"
+counter-map = "{DIR}/counter_map.json"
+poll-interval = 2.5
+scrape-timeout = 1.5
+scrape-concurrency = 64
+map-workers = 2
+detectors = "{DIR}/detectors.json"
+device-fault-links = 3
+reopen-window = 600
+backoff-max = 30
+run-for = 5
+dry-run = true
+http = "127.0.0.1:9400"
+driver-token = "t"
+driver-token-file = "{DIR}/driver-token"
+driver-ca = "{DIR}/ca.pem"
+capacity = "{DIR}/capacity.json"
+policy = "{DIR}/remediation.json"
+snmp-credentials = "{DIR}/snmp.json"
+snmp-trap-listen = "127.0.0.1:1162"
+name = "first"
+snapshot-retention = 7
+incident-snapshots = 4
+api-token = "a"
+api-token-file = "{DIR}/api-token"
+no-standby = true
+no-probe = true
+probe-rate = 1000
+probe-round = 5
+probe-per-round = 3
+probe-timeout = 0.5
+slo-refresh = 30
+slo-window = 7
+probe-paths-unknown = true
+db-timeout = 3
+db-connect-timeout = 3
+switch-workers = 2
+pending-limit = 500
+log-level = "debug"
+alertmanager = ["http://127.0.0.1:9093"]
+webhook = "https://hooks.example/medic"
+webhook-secret-file = "{DIR}/webhook-secret"
+external-url = "https://medic.example"
+alert-repeat = 120
+notify-retry-max = 10
+notify-timeout = 0.5
+)");
+  const std::string plain = dir.file("plain.toml");
+  testing::write_file(plain, "topology = \"" + dir.file("demo.json") + "\"\n");
+  const std::string bad = dir.file("bad.toml");
+  testing::write_file(bad, "topology = \"" + dir.file("demo.json") + "\"\npoll-intervall = 2\n");
+
+  DaemonOptions fresh;
+  ASSERT_EQ(parse(fresh, {"--config", plain}), std::nullopt) << err_;
+  const DaemonSettings want = fresh.config().settings();
+
+  DaemonOptions o;
+  ASSERT_EQ(parse(o, {"--config", every, "--log-level", "warn"}), std::nullopt) << err_;
+  EXPECT_EQ(o.file_settings(), o.keys().size());  // the file above sets every key
+  EXPECT_FALSE(o.settings() == fresh.settings());
+  EXPECT_EQ(o.config().settings().webhook_secret, "s3cret");
+  EXPECT_EQ(o.api_token(), "s3cret");
+
+  // A file refused half-way, then a command line refused, then the plain file.
+  ASSERT_EQ(parse(o, {"--config", bad}), 2);
+  EXPECT_NE(err_.find("poll-intervall"), std::string::npos) << err_;
+  ASSERT_NE(parse(o, {"--poll-interval"}), std::nullopt);
+  ASSERT_EQ(parse(o, {"--config", plain}), std::nullopt) << err_;
+  EXPECT_TRUE(o.settings() == fresh.settings());
+  EXPECT_EQ(o.log_level(), "info");
+  EXPECT_EQ(o.config_file(), plain);
+  EXPECT_EQ(o.file_settings(), 1u);
+  EXPECT_TRUE(o.config().settings() == want);
+  EXPECT_EQ(o.api_token(), "");
+  EXPECT_EQ(o.settings().db_url, "postgresql://nobody@127.0.0.1:1/none");  // $MEDIC_DB_URL again
+
+  // --config may be given once a parse, not once a lifetime.
+  ASSERT_EQ(parse(o, {"--config", plain}), std::nullopt) << err_;
+}
+
 TEST_F(Options, EveryOptionIsAKey) {
   DaemonOptions o;
   const auto keys = o.keys();
