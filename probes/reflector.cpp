@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "common/asio.h"
 
@@ -90,8 +93,12 @@ Reflection ReflectorCore::handle(const Datagram& d, Time sent_at, std::span<uint
   return r;
 }
 
+namespace {
+using Steady = std::chrono::steady_clock;
+}  // namespace
+
 struct Reflector::Impl {
-  explicit Impl(asio::io_context& io, int fd) : io(io), wait(io, ::dup(fd)) {}
+  explicit Impl(asio::io_context& io, int fd) : io(io), wait(io, ::dup(fd)), hold_timer(io) {}
   asio::io_context& io;
   asio::posix::stream_descriptor wait;  // readiness only; I/O goes through the socket
   ReceiveBatch batch{64, kMaxPacketSize + 1};
@@ -99,6 +106,25 @@ struct Reflector::Impl {
   std::vector<Outgoing> out;
   std::vector<Endpoint> peers, sources;
   bool stopped = false;
+
+  // Replies an emulated delay holds back (fabsim): a heap by the time each is due, one timer
+  // for the earliest, the due ones sent in one batch. (A timer and four allocations per
+  // reply were a sixth of fabsim's time at 20,000 probes a second.)
+  struct Held {
+    Steady::time_point due;
+    uint64_t order;  // among replies due at once (one batch's), the first come goes first
+    std::vector<uint8_t> bytes;
+    Endpoint peer;
+    std::optional<Endpoint> source;
+  };
+  static bool later(const Held& a, const Held& b) { return a.due != b.due ? a.due > b.due : a.order > b.order; }
+  uint64_t held_count = 0;
+  std::vector<Held> held;
+  std::vector<Held> due;                    // taken off the heap, being sent
+  std::vector<std::vector<uint8_t>> spare;  // the buffers of sent replies, used again
+  std::vector<Outgoing> due_out;
+  asio::steady_timer hold_timer;
+  Steady::time_point armed_for = Steady::time_point::max();
 };
 
 Reflector::Reflector(asio::io_context& io, UdpSocket socket, ReflectorOptions options, const Clock& clock)
@@ -115,6 +141,8 @@ void Reflector::stop() {
   boost::system::error_code ec;
   impl_->wait.cancel(ec);
   impl_->wait.close(ec);
+  impl_->hold_timer.cancel();
+  impl_->held.clear();
 }
 
 void Reflector::arm() {
@@ -122,8 +150,43 @@ void Reflector::arm() {
   impl_->wait.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
     if (ec || impl_->stopped) return;
     drain();
+    arm_hold();
     arm();
   });
+}
+
+// The hold timer waits for the earliest held reply; setting it earlier cancels the wait
+// before (whose handler then does nothing: the new wait is the one that counts).
+void Reflector::arm_hold() {
+  Impl& m = *impl_;
+  if (m.stopped || m.held.empty() || m.held.front().due >= m.armed_for) return;
+  m.armed_for = m.held.front().due;
+  m.hold_timer.expires_at(m.armed_for);
+  m.hold_timer.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || impl_->stopped) return;
+    impl_->armed_for = Steady::time_point::max();
+    send_held();
+    arm_hold();
+  });
+}
+
+void Reflector::send_held() {
+  Impl& m = *impl_;
+  const auto now = Steady::now();
+  m.due.clear();
+  while (!m.held.empty() && m.held.front().due <= now) {
+    std::pop_heap(m.held.begin(), m.held.end(), Impl::later);
+    m.due.push_back(std::move(m.held.back()));
+    m.held.pop_back();
+  }
+  m.due_out.clear();
+  for (const Impl::Held& h : m.due) {
+    m.due_out.push_back(Outgoing::to(h.bytes, &h.peer, h.source ? &*h.source : nullptr));
+  }
+  const size_t sent = socket_.send(m.due_out);
+  counters_.reflected += sent;
+  counters_.send_failed += m.due_out.size() - sent;
+  for (Impl::Held& h : m.due) m.spare.push_back(std::move(h.bytes));
 }
 
 void Reflector::drain() {
@@ -136,6 +199,7 @@ void Reflector::drain() {
     m.peers.resize(n);
     m.sources.resize(n);
     const Time now = clock_.now();
+    const auto steady_now = Steady::now();
     auto datagrams = m.batch.datagrams();
     for (size_t i = 0; i < n; ++i) {
       const Datagram& d = datagrams[i];
@@ -149,19 +213,19 @@ void Reflector::drain() {
         source = &m.sources[i];
       }
       if (r.delay.count() > 0) {
-        // Emulated delay (fabsim): answer later from a timer.
-        auto copy = std::make_shared<std::vector<uint8_t>>(buf.begin(), buf.begin() + static_cast<long>(r.size));
-        auto peer = std::make_shared<Endpoint>(d.peer);
-        auto src = std::make_shared<std::optional<Endpoint>>(d.local);
-        auto timer = std::make_shared<asio::steady_timer>(m.io, std::chrono::microseconds(r.delay.count()));
-        timer->async_wait([this, copy, peer, src, timer](const boost::system::error_code& ec) {
-          if (ec || impl_->stopped) return;
-          if (socket_.send_one(*copy, *peer, *src ? &**src : nullptr)) {
-            ++counters_.reflected;
-          } else {
-            ++counters_.send_failed;
-          }
-        });
+        // Emulated delay (fabsim): held, and sent when due (arm_hold, send_held).
+        if (m.held.size() >= core_.options().max_held) {
+          ++counters_.dropped_by_policy;
+          continue;
+        }
+        Impl::Held h{steady_now + std::chrono::microseconds(r.delay.count()), m.held_count++, {}, d.peer, d.local};
+        if (!m.spare.empty()) {
+          h.bytes = std::move(m.spare.back());
+          m.spare.pop_back();
+        }
+        h.bytes.assign(buf.begin(), buf.begin() + static_cast<long>(r.size));
+        m.held.push_back(std::move(h));
+        std::push_heap(m.held.begin(), m.held.end(), Impl::later);
         continue;
       }
       m.out.push_back(Outgoing::to(std::span<const uint8_t>(buf.data(), r.size), &m.peers[i], source));

@@ -32,6 +32,9 @@ struct ReflectorOptions {
   double burst = 2000;           // tokens a source may save up
   size_t max_tracked = 100000;   // sources and sessions remembered (the least recently seen forgotten first)
   ErrorEstimate error;           // this clock's error (S set when synchronized)
+  // Replies held back for an emulated delay (fabsim's policy) at most; past that a reply is
+  // dropped and counted in dropped_by_policy, as an overloaded emulated network would lose it.
+  size_t max_held = 65536;
 };
 
 struct ReflectorCounters {
@@ -96,6 +99,7 @@ class ReflectorCore {
   // fabsim hook: called for every valid packet; may drop it or delay the answer.
   using Policy = std::function<Reflection(const Datagram&, const SenderPacket&)>;
   void set_policy(Policy p) { policy_ = std::move(p); }
+  const ReflectorOptions& options() const { return options_; }
 
  private:
   bool admit(const Endpoint& peer, Time now);
@@ -123,6 +127,8 @@ class Reflector {
   struct Impl;
   void arm();
   void drain();
+  void arm_hold();
+  void send_held();
   UdpSocket socket_;
   ReflectorCore core_;
   const Clock& clock_;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -130,22 +131,61 @@ TEST(Loopback, FloodModeWithLossStillEnds) {
   EXPECT_EQ(reflector.counters().dropped_by_policy, 200u);
 }
 
-TEST(Loopback, DelayedRepliesAreSentFromATimer) {
-  // fabsim's emulated delay: the reply leaves later, and is still counted as reflected.
-  auto hold = [](const Datagram&, const SenderPacket&) {
+// fabsim's emulated delay: every probe answered, each reply held `hold_us(seq)` microseconds.
+// The session's report, and the replies the reflector dropped, once it has counted
+// `reflected` replies sent.
+struct HeldSession {
+  SessionReport report;
+  uint64_t dropped = 0;
+};
+HeldSession held_session(ReflectorOptions ro, std::function<int64_t(uint32_t)> hold_us, SenderOptions o,
+                         uint64_t reflected) {
+  auto hold = [hold_us](const Datagram&, const SenderPacket& p) {
     Reflection r;
     r.answer = true;
-    r.delay = Duration(20000);
+    r.delay = Duration(hold_us(p.seq));
     return r;
   };
-  LoopbackReflector reflector(unlimited(), hold);
-  SenderOptions o = session_to(reflector.endpoint());
-  o.count = 10;
+  LoopbackReflector reflector(std::move(ro), hold);
+  o.target = reflector.endpoint();
   auto rep = run_session(o);
-  ASSERT_TRUE(rep.ok()) << rep.error();
-  EXPECT_EQ(rep->received, 10u);
-  EXPECT_EQ(reflector.reflected_eventually(10u), 10u);
+  EXPECT_TRUE(rep.ok()) << rep.error();
+  EXPECT_EQ(reflector.reflected_eventually(reflected), reflected);
   EXPECT_EQ(reflector.counters().send_failed, 0u);
+  return {rep.ok() ? *rep : SessionReport{}, reflector.counters().dropped_by_policy};
+}
+
+TEST(Loopback, DelayedRepliesAreSentFromATimer) {
+  // The reply leaves later, and is still counted as reflected.
+  SenderOptions o = session_to(ep("127.0.0.1:1"));
+  o.count = 10;
+  EXPECT_EQ(held_session(unlimited(), [](uint32_t) { return 20000; }, o, 10).report.received, 10u);
+}
+
+TEST(Loopback, AHeldReplyLeavesWhenItIsDueNotInTheOrderItCame) {
+  // The first probe held half a second, the others a microsecond: they are all answered,
+  // and the first answer comes back after the rest (the sender counts it reordered), so a
+  // long hold never keeps a short one waiting.
+  SenderOptions o = session_to(ep("127.0.0.1:1"));
+  o.count = 20;
+  o.wait_s = 3;
+  const HeldSession s = held_session(unlimited(), [](uint32_t seq) { return seq == 0 ? 500000 : 1; }, o, 20);
+  EXPECT_EQ(s.report.received, 20u);
+  EXPECT_EQ(s.report.reordered, 1u);
+}
+
+TEST(Loopback, HeldRepliesAreBounded) {
+  // Held a long time, far more probes than may be held: the ones past the bound are dropped
+  // and counted as the policy's, the held ones still answered.
+  ReflectorOptions ro = unlimited();
+  ro.max_held = 3;
+  SenderOptions o = session_to(ep("127.0.0.1:1"));
+  o.count = 10;
+  o.interval_s = 0;
+  const HeldSession s = held_session(ro, [](uint32_t) { return 300000; }, o, 3);
+  EXPECT_EQ(s.report.received, 3u);
+  EXPECT_EQ(s.report.lost, 7u);
+  EXPECT_EQ(s.dropped, 7u);
 }
 
 TEST(Loopback, AuthenticatedWithTheRightKey) {
