@@ -20,6 +20,14 @@ constexpr const char* kTrapHelp =
     "other (another notification), unknown_agent (from an address no switch is polled at), bad_credentials (wrong "
     "community, SNMPv3 user, keys or level), malformed, unknown_interface (an ifIndex the agent's last poll did not name), duplicate (the same notification again: "
     "the same sysUpTime), before_poll (sent before the agent's latest poll, which counted it).";
+
+metrics::Histogram stage(metrics::Registry& r, const char* name) {
+  return r.histogram("medic_poll_stage_seconds",
+                     "Where a poll cycle's time went, by stage: scrape (asking every switch, until the last answer "
+                     "or its timeout), judge (mapping the last answers, every detector, triage), record (writing "
+                     "what was found, the workflow's pass).",
+                     metrics::seconds_buckets(), {{"stage", name}});
+}
 }  // namespace
 
 DaemonMetrics::DaemonMetrics(metrics::Registry& r)
@@ -92,7 +100,10 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
                                "every kind: a busy prober or reflector host, not the fabric.")),
       poll_cycle_seconds(r.histogram("medic_poll_cycle_seconds",
                                      "How long one poll cycle took: scrape, detect, record and the workflow's pass.",
-                                     metrics::seconds_buckets())) {}
+                                     metrics::seconds_buckets())),
+      stage_scrape(stage(r, "scrape")),
+      stage_judge(stage(r, "judge")),
+      stage_record(stage(r, "record")) {}
 
 Daemon::Daemon(const DaemonConfig& config, DaemonParts parts, const Clock& clock)
     : config_(config), p_(parts), clock_(clock), metrics_(parts.registry) {
@@ -337,6 +348,7 @@ void Daemon::cycle(const LeadershipState& leadership) {
     snmp_due.assign(over_snmp, due.end());
     due.erase(over_snmp, due.end());
   }
+  const auto scrape_start = std::chrono::steady_clock::now();
   auto results = p_.collector.scrape(due, clock_, hand_over);
   if (!snmp_due.empty()) {
     const telemetry::SnmpCounters before = p_.snmp->counters();
@@ -346,6 +358,8 @@ void Daemon::cycle(const LeadershipState& leadership) {
     metrics_.snmp_agent_restarts += static_cast<double>(after.restarts - before.restarts);
     metrics_.snmp_renumbered += static_cast<double>(after.renumbered - before.renumbered);
   }
+  const auto scraped = std::chrono::steady_clock::now();
+  metrics_.stage_scrape.observe(std::chrono::duration<double>(scraped - scrape_start).count());
   // Most devices failing at once is the collector's outage, not theirs: nobody backs off
   // for it, so that everyone is asked again the moment it ends.
   const size_t failed = static_cast<size_t>(std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.ok; }));
@@ -391,8 +405,12 @@ void Daemon::cycle(const LeadershipState& leadership) {
   }
   // What was kept while it could not be recorded goes first, in order, and before this
   // poll's triage: its incidents must be known when this poll's findings are sorted.
+  const auto flush_start = std::chrono::steady_clock::now();
   if (can_record()) flush(now);
+  const auto judge_start = std::chrono::steady_clock::now();
   pipeline::PollOutcome out = p_.pipeline.poll(answers, now, maintenance_, rounds, recorded_);
+  const auto judged = std::chrono::steady_clock::now();
+  metrics_.stage_judge.observe(std::chrono::duration<double>(judged - judge_start).count());
   recorded_ = {};
   if (!rounds.empty()) {
     const auto latency = p_.pipeline.probe_latency();
@@ -442,6 +460,9 @@ void Daemon::cycle(const LeadershipState& leadership) {
       }
     }
   }
+  // What was kept from earlier polls is recorded before this poll is judged: both count.
+  metrics_.stage_record.observe(
+      std::chrono::duration<double>((judge_start - flush_start) + (std::chrono::steady_clock::now() - judged)).count());
   finish_cycle();
 }
 

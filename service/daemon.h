@@ -65,6 +65,9 @@ struct DaemonMetrics {
   metrics::Counter probe_measurement_verdicts, probe_verdicts_left_to_silence, probe_packets_sent, probes_late;
   metrics::Gauge leading, role, db_up, pending_records, last_cycle_seconds, probe_links_judged, probe_links_slow;
   metrics::Histogram poll_cycle_seconds;
+  // Where a cycle's time went (medic_poll_stage_seconds): waiting for the switches' answers,
+  // judging them (the map workers' last answers, every detector, triage), recording.
+  metrics::Histogram stage_scrape, stage_judge, stage_record;
 };
 
 // Everything the daemon works with, built once in main.

@@ -118,6 +118,20 @@ TEST(E2E, DemoDrainsHealthyTorAndRefusesDegradedOne) {
   EXPECT_EQ(metric(http, api, "medic_drains_refused_total"), 1);
   EXPECT_EQ(metric(http, api, "medic_drains_failed_total"), 0);
   EXPECT_EQ(metric(http, api, "medic_db_errors_total"), 0);
+  // Every cycle says where its time went: each stage once a cycle (one cycle may be under way).
+  {
+    auto r = http.get(api + "/metrics");
+    ASSERT_TRUE(r.ok() && r->status == 200);
+    const auto whole = testing::metric_value(r->body, "medic_poll_cycle_seconds_count");
+    ASSERT_TRUE(whole) << r->body;
+    EXPECT_GE(*whole, *cycles + 2);
+    for (const char* stage : {"scrape", "judge", "record"}) {
+      const auto n = testing::metric_value(r->body, std::string("medic_poll_stage_seconds_count{stage=\"") + stage + "\"}");
+      ASSERT_TRUE(n) << stage << "\n" << r->body;
+      EXPECT_GE(*n, *whole - 1) << stage;
+      EXPECT_LE(*n, *whole + 1) << stage;
+    }
+  }
 
   ASSERT_TRUE(medicd.signal(SIGTERM));
   const auto status = medicd.wait(30s);
