@@ -2,12 +2,14 @@
 // included) over a generated scrape set of the zone32k fabric, on one core, or with
 // --map-workers N mapping the answers on N threads as medicd does (all cores then).
 //
-//   build/bench/bench_ingest [--polls N] [--format prometheus|openconfig] [--map-workers N]
+//   build/bench/bench_ingest [--polls N] [--format prometheus|openconfig] [--map-workers N] [--interval S]
 //
 // The scrape set is rendered by fabsim's model (every switch and every host, as their
 // exporters answer) before timing starts; the timed part is exactly what medicd does with
 // the answers of one poll. Prints samples per second (one sample = one metric line or one
-// OpenConfig leaf) and CPU time per million samples.
+// OpenConfig leaf) and CPU time per million samples. --interval S spaces the polls S
+// seconds apart on the scrapes' clock (default 10; medicd polls every second by default,
+// and then the detectors' windows hold ten times as many intervals).
 #include <sched.h>
 #include <sys/resource.h>
 
@@ -33,6 +35,7 @@ using namespace medic::bench;
 int main(int argc, char** argv) {
   int polls = 4;
   int workers = 0;
+  double interval = 10;  // seconds between polls, on the scrapes' clock
   std::string format = "prometheus";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--polls") && i + 1 < argc) {
@@ -41,13 +44,18 @@ int main(int argc, char** argv) {
       format = argv[++i];
     } else if (!std::strcmp(argv[i], "--map-workers") && i + 1 < argc) {
       workers = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--interval") && i + 1 < argc) {
+      interval = std::atof(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: bench_ingest [--polls N] [--format prometheus|openconfig] [--map-workers N]\n");
+      std::fprintf(stderr, "usage: bench_ingest [--polls N] [--format prometheus|openconfig] [--map-workers N] [--interval S]\n");
       return 2;
     }
   }
-  if (polls < 2 || (format != "prometheus" && format != "openconfig") || workers < 0 || workers > 64) {
-    std::fprintf(stderr, "bench_ingest: --polls must be at least 2, --format prometheus or openconfig, --map-workers 0 to 64\n");
+  if (polls < 2 || (format != "prometheus" && format != "openconfig") || workers < 0 || workers > 64 ||
+      !(interval >= 0.05 && interval <= 3600)) {
+    std::fprintf(stderr,
+                 "bench_ingest: --polls must be at least 2, --format prometheus or openconfig, --map-workers 0 to 64, "
+                 "--interval 0.05 to 3600 seconds\n");
     return 2;
   }
   if (workers == 0) {
@@ -71,7 +79,7 @@ int main(int argc, char** argv) {
   double total_samples = 0, total_cpu = 0, total_wall = 0, total_bytes = 0;
   size_t findings = 0;
   for (int p = 0; p < polls; ++p) {
-    const double t = 10.0 * (p + 1);
+    const double t = interval * (p + 1);
     std::vector<std::string> bodies(topo.devices().size());
     std::vector<pipeline::DeviceAnswer> answers;
     for (fabric::DeviceId d = 0; d < topo.devices().size(); ++d) {

@@ -14,6 +14,14 @@ double FecDetector::pre_fec_ber(fabric::PortId port) const {
   return port < ports_.size() ? ports_[port].ber : 0.0;
 }
 
+void FecDetector::add(PortState& s, const Bucket& b, double sign) {
+  s.bits += sign * b.bits;
+  s.codewords += sign * b.codewords;
+  s.seconds += sign * b.seconds;
+  if (b.has_bits) s.with_bits = sign > 0 ? s.with_bits + 1 : s.with_bits - 1;
+  if (b.has_codewords) s.with_codewords = sign > 0 ? s.with_codewords + 1 : s.with_codewords - 1;
+}
+
 void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& out) {
   if (d.port >= ports_.size() || d.counters_reset) return;
   const fabric::Port& port = topology_.port(d.port);
@@ -21,7 +29,7 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
   PortState& s = ports_[d.port];
   // Garbage (a non-finite reading) is no reading; summed into the window it would poison it.
   auto has = [&](Counter c) { return d.has(c) && std::isfinite(d.get(c)); };
-  const std::string ep = topology_.endpoint_name(d.port);
+  auto ep = [&] { return topology_.endpoint_name(d.port); };  // for a finding only
   auto finding = [&](FindingKind kind, Severity sev) {
     return port_finding(topology_, d.port, kind, sev, s.buckets.empty() ? d.time : s.buckets.front().time, d.time);
   };
@@ -35,7 +43,7 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
         s.uncorrectable_reported = true;
         Finding f = finding(FindingKind::fec_uncorrectable, Severity::critical);
         f.first_seen = d.time - d.interval;
-        f.summary = std::to_string(static_cast<long long>(unc)) + " uncorrectable FEC codewords on " + ep + " in " +
+        f.summary = std::to_string(static_cast<long long>(unc)) + " uncorrectable FEC codewords on " + ep() + " in " +
                     format_duration(d.interval);
         f.evidence["uncorrectable"] = unc;
         f.evidence["interval_s"] = seconds(d.interval);
@@ -59,32 +67,39 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
   if (has(Counter::pre_fec_ber)) b.reported_ber = d.get(Counter::pre_fec_ber);
   if (b.seconds <= 0 && std::isnan(b.reported_ber)) return;
   s.buckets.push_back(b);
-  while (!s.buckets.empty() && s.buckets.front().time <= d.time - config_.window) s.buckets.pop_front();
-
-  double bits = 0, cws = 0, secs = 0, reported = NAN;
-  bool any_bits = false, any_cw = false;
-  for (const auto& x : s.buckets) {
-    secs += x.seconds;
-    bits += x.bits;
-    cws += x.codewords;
-    any_bits = any_bits || x.has_bits;
-    any_cw = any_cw || x.has_codewords;  // zero corrected codewords is a reading too
-    if (!std::isnan(x.reported_ber)) reported = std::isnan(reported) ? x.reported_ber : std::max(reported, x.reported_ber);
+  add(s, b, +1);
+  while (!s.buckets.empty() && s.buckets.front().time <= d.time - config_.window) {
+    add(s, s.buckets.front(), -1);
+    s.buckets.pop_front();
   }
+  if (++s.since_resum >= kResum) {
+    s.since_resum = 0;
+    s.bits = s.codewords = s.seconds = 0;
+    s.with_bits = s.with_codewords = 0;
+    for (const auto& x : s.buckets) add(s, x, +1);
+  }
+
+  const double secs = std::max(0.0, s.seconds);
   const double line_bits = topology_.link(port.link).speed_gbps * 1e9 * secs;
   double ber = 0;
   const char* how = "";
-  if (any_bits && line_bits > 0) {
-    ber = bits / line_bits;
+  // Zero corrected codewords (or bits) is a reading too.
+  if (s.with_bits > 0 && line_bits > 0) {
+    ber = std::max(0.0, s.bits) / line_bits;
     how = "corrected bits";
-  } else if (any_cw && line_bits > 0) {
-    ber = cws / line_bits;  // each corrected codeword had at least one bit in error
+  } else if (s.with_codewords > 0 && line_bits > 0) {
+    ber = std::max(0.0, s.codewords) / line_bits;  // each corrected codeword had at least one bit in error
     how = "corrected codewords (lower bound)";
-  } else if (!std::isnan(reported)) {
+  } else {
+    // Only the device's own reading: the window's highest (looked for only here, where
+    // neither count is reported).
+    double reported = NAN;
+    for (const auto& x : s.buckets) {
+      if (!std::isnan(x.reported_ber)) reported = std::isnan(reported) ? x.reported_ber : std::max(reported, x.reported_ber);
+    }
+    if (std::isnan(reported)) return;
     ber = reported;
     how = "the device's pre-FEC BER";
-  } else {
-    return;
   }
   s.ber = ber;
   int level = ber >= config_.limit_ber ? 2 : ber >= config_.warning_ber ? 1 : 0;
@@ -94,7 +109,7 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
   if (level <= before) return;
   Finding f = finding(FindingKind::fec_ber, level == 2 ? Severity::critical : Severity::warning);
   char buf[220];
-  std::snprintf(buf, sizeof buf, "pre-FEC BER %.2e on %s (from %s over %s) %s %.1e", ber, ep.c_str(), how,
+  std::snprintf(buf, sizeof buf, "pre-FEC BER %.2e on %s (from %s over %s) %s %.1e", ber, ep().c_str(), how,
                 format_duration(from_seconds(secs)).c_str(),
                 level == 2 ? "at or over the FEC limit" : "above the warning level",
                 level == 2 ? config_.limit_ber : config_.warning_ber);

@@ -4,6 +4,7 @@
 // uncorrectable codeword means frames were lost and is critical at once.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <vector>
 
@@ -28,11 +29,18 @@ class FecDetector {
   };
   struct PortState {
     std::deque<Bucket> buckets;
+    // The window's sums, kept as buckets come and go (summed again from the buckets every
+    // kResum buckets, so float rounding never lasts).
+    double bits = 0, codewords = 0, seconds = 0;
+    uint32_t with_bits = 0, with_codewords = 0, since_resum = 0;
     double ber = 0;
     int level = 0;  // 0 ok, 1 warning, 2 over the limit
     bool uncorrectable_reported = false;
     Time last_uncorrectable{};
   };
+
+  static constexpr uint32_t kResum = 64;
+  void add(PortState& s, const Bucket& b, double sign);
 
   const fabric::Topology& topology_;
   FecConfig config_;

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "tests/detectors/detector_fixture.h"
@@ -204,6 +206,51 @@ TEST_F(FecTest, GarbageDoesNotPoisonTheWindow) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].severity, Severity::critical);
   EXPECT_DOUBLE_EQ(det.pre_fec_ber(port), kLimitBits / (400e9 * 30));
+}
+
+// The window's sums are kept as intervals come and go: after every one of thousands of
+// random intervals (irregular lengths, counters there or not, the device's own BER now and
+// then, long gaps that empty the window) the BER is what summing the window afresh gives.
+TEST_F(FecTest, TheKeptWindowIsTheWindowSummedAfresh) {
+  struct Seen {
+    int64_t t_us;  // in whole microseconds, as the detector's clock counts
+    double secs, bits, codewords, reported;
+    bool has_bits, has_codewords;
+  };
+  std::vector<Seen> seen;
+  std::mt19937_64 rng(8762);
+  std::uniform_real_distribution<double> unit(0, 1);
+  int64_t t_us = 0;
+  for (int i = 0; i < 5000; ++i) {
+    // Now and then a gap past the window.
+    const int64_t secs_us = unit(rng) < 0.02 ? 90'000'000 : static_cast<int64_t>(200'000 + 3e6 * unit(rng));
+    t_us += secs_us;
+    const double secs = static_cast<double>(secs_us) / 1e6;
+    Seen s{t_us, secs, 0, 0, NAN, unit(rng) < 0.6, unit(rng) < 0.3};
+    Delta d(port, kT0 + Duration(t_us), secs);
+    if (s.has_bits) d.set(Counter::fec_corrected_bits, s.bits = std::floor(unit(rng) * 4e6));
+    if (s.has_codewords) d.set(Counter::fec_corrected_codewords, s.codewords = std::floor(unit(rng) * 5e3));
+    if (unit(rng) < 0.1) d.set(Counter::pre_fec_ber, s.reported = unit(rng) * 1e-6);
+    feed(d);
+    seen.push_back(s);
+
+    double secs_in = 0, bits_in = 0, cws_in = 0, reported = NAN;
+    bool any_bits = false, any_cws = false;
+    for (const Seen& x : seen) {
+      if (x.t_us <= t_us - 60'000'000) continue;
+      secs_in += x.secs;
+      bits_in += x.bits;
+      cws_in += x.codewords;
+      any_bits = any_bits || x.has_bits;
+      any_cws = any_cws || x.has_codewords;
+      if (!std::isnan(x.reported)) reported = std::isnan(reported) ? x.reported : std::max(reported, x.reported);
+    }
+    const double line = 400e9 * secs_in;
+    // The BER stays what it was when the window has nothing to judge by.
+    if (!any_bits && !any_cws && std::isnan(reported)) continue;
+    const double want = any_bits ? bits_in / line : any_cws ? cws_in / line : reported;
+    ASSERT_NEAR(det.pre_fec_ber(port), want, 1e-12 * std::max(1e-12, want)) << "interval " << i << " at " << t_us << " us";
+  }
 }
 
 TEST_F(FecTest, PortsWithoutALinkAreIgnored) {
