@@ -65,8 +65,24 @@ void MapPool::submit(MapJob job) {
 
 std::vector<Mapped> MapPool::take() {
   std::unique_lock lock(mu_);
+  // What is still queued, the caller maps alongside the workers rather than wait for them:
+  // the poll has nothing else to do until every answer is mapped.
+  while (!queue_.empty()) map_front(lock, own_);
   idle_.wait(lock, [&] { return queue_.empty() && busy_ == 0; });
   return std::exchange(done_, {});
+}
+
+void MapPool::map_front(std::unique_lock<std::mutex>& lock, telemetry::ScrapeMapper& mapper) {
+  MapJob job = std::move(queue_.front());
+  queue_.pop_front();
+  ++busy_;
+  lock.unlock();
+  Mapped m = map_with(mapper, job.device, job.time, job.mono, job.format, job.body);
+  job.body = std::string();  // the bytes go as soon as they are mapped
+  lock.lock();
+  done_.push_back(std::move(m));
+  --busy_;
+  if (queue_.empty() && busy_ == 0) idle_.notify_all();
 }
 
 void MapPool::work() {
@@ -76,16 +92,7 @@ void MapPool::work() {
   while (true) {
     wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing left
-    MapJob job = std::move(queue_.front());
-    queue_.pop_front();
-    ++busy_;
-    lock.unlock();
-    Mapped m = map_with(mapper, job.device, job.time, job.mono, job.format, job.body);
-    job.body = std::string();  // the bytes go as soon as they are mapped
-    lock.lock();
-    done_.push_back(std::move(m));
-    --busy_;
-    if (queue_.empty() && busy_ == 0) idle_.notify_all();
+    map_front(lock, mapper);
   }
 }
 

@@ -50,13 +50,15 @@ class MapPool {
              std::string_view body);
   // Queued for a worker; with no workers, mapped here and now.
   void submit(MapJob job);
-  // Everything submitted so far, mapped, in the order it finished; waits for what is still
-  // being mapped.
+  // Everything submitted so far, mapped, in the order it finished. What is still queued the
+  // caller maps itself, beside the workers; then it waits for what they are mapping.
   std::vector<Mapped> take();
 
  private:
   Mapped map_with(telemetry::ScrapeMapper& mapper, fabric::DeviceId device, Time time,
                   std::optional<Duration> mono, telemetry::PayloadFormat format, std::string_view body);
+  // Maps the first queued job with `mapper` (the lock held on entry and on return).
+  void map_front(std::unique_lock<std::mutex>& lock, telemetry::ScrapeMapper& mapper);
   void work();
 
   const fabric::Topology& topology_;
