@@ -40,6 +40,11 @@ start_fabsim() {
     >"$WORK/fabsim.log" 2>&1 &
   FABSIM_PID=$!
   PIDS+=($FABSIM_PID)
+  # fabsim stands for the switches, each answering from its own CPU: the daemon under test
+  # (three busy threads to fabsim's one, on the same cores) must not slow their answers.
+  # Without the weight, fabsim waits its turn behind medicd's threads while a scrape waits
+  # on fabsim (zone32k at 1 s: cycle p50 0.94 s, p99 1.27 s; with it 0.86 and 1.02).
+  renice -n -10 -p "$FABSIM_PID" >/dev/null 2>&1 || echo "bench: could not renice fabsim (not root?): it shares the cores evenly" >&2
   for _ in $(seq 1 300); do [[ -f $WORK/live.json ]] && break; sleep 0.1; done
   [[ -f $WORK/live.json ]] || { cat "$WORK/fabsim.log" >&2; exit 1; }
   FABSIM_T0=$(sed -n 's/^fabsim scenario time 0 is Unix time \([0-9.]*\)$/\1/p' "$WORK/fabsim.log" | head -1)
