@@ -209,13 +209,13 @@ void FlapDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& 
     s.last_oper = up ? 1 : 0;
   }
   s.live = -1;  // the poll is the truth again
-  const std::string ep = topology_.endpoint_name(d.port);
+  auto ep = [&] { return topology_.endpoint_name(d.port); };  // for a finding only: not every port every poll
   if (known_oper && !up && !s.down_reported && d.time - s.down_since >= config_.down_hold) {
     s.down_reported = true;
     Finding f = make(d.port, d.time, s, Severity::warning, FindingKind::link_down);
     f.evidence["oper_up"] = 0;
     f.first_seen = s.down_since;
-    f.summary = ep + " down for " + format_duration(d.time - s.down_since);
+    f.summary = ep() + " down for " + format_duration(d.time - s.down_since);
     f.evidence["down_s"] = seconds(d.time - s.down_since);
     out.push_back(std::move(f));
   }
@@ -231,7 +231,7 @@ void FlapDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& 
     if (known_oper) f.evidence["oper_up"] = up ? 1 : 0;
     if (confirmed > 0) f.evidence["confirmed_link_events"] = confirmed;
     f.first_seen = s.episode_start;
-    f.summary = ep + " keeps flapping: " + std::to_string(s.flaps_in_episode) + " flaps since " +
+    f.summary = ep() + " keeps flapping: " + std::to_string(s.flaps_in_episode) + " flaps since " +
                 format_iso8601(s.episode_start).substr(11, 8) + ", " + penalty_text + " >= suppress " +
                 std::to_string(static_cast<int>(config_.suppress));
     out.push_back(std::move(f));
@@ -240,14 +240,14 @@ void FlapDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& 
     s.event_warned = true;
     Finding f = make(d.port, d.time, s, Severity::warning, FindingKind::link_flap);
     f.first_seen = s.episode_start;
-    f.summary = ep + " flapping: " + std::to_string(s.flaps_in_episode) + " flaps, " + penalty_text +
+    f.summary = ep() + " flapping: " + std::to_string(s.flaps_in_episode) + " flaps, " + penalty_text +
                 " counting SNMP linkDown notifications no poll has confirmed yet; not drained until one does";
     out.push_back(std::move(f));
   } else if (flaps > 0) {
     Finding f = make(d.port, d.time, s, Severity::info, FindingKind::link_flap);
     if (known_oper) f.evidence["oper_up"] = up ? 1 : 0;
     f.first_seen = d.time - d.interval;
-    f.summary = "flap noted on " + ep + ": " + penalty_text + " (suppress at " +
+    f.summary = "flap noted on " + ep() + ": " + penalty_text + " (suppress at " +
                 std::to_string(static_cast<int>(config_.suppress)) + ")";
     out.push_back(std::move(f));
   }
