@@ -59,7 +59,16 @@ bool plain_name(std::string_view s) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Cleanup cleanup;
-  const fs::path scrapes = workdir() / "scrapes";
+  static const cli::ReplayOptions options = [] {
+    cli::ReplayOptions o;
+    o.topology_path = (workdir() / "topology.json").string();
+    o.scrapes_dir = (workdir() / "scrapes").string();
+    o.counter_map_path = std::string(MEDIC_SOURCE_DIR) + "/data/counter_map.json";
+    o.detectors_path = std::string(MEDIC_SOURCE_DIR) + "/data/detectors.json";
+    o.device_fault_links = 2;
+    return o;
+  }();
+  const fs::path scrapes = options.scrapes_dir;
   std::error_code ec;
   fs::remove_all(scrapes, ec);
   fs::create_directory(scrapes);
@@ -92,15 +101,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ++files;
   }
 
-  static const cli::ReplayOptions options = [] {
-    cli::ReplayOptions o;
-    o.topology_path = (workdir() / "topology.json").string();
-    o.scrapes_dir = (workdir() / "scrapes").string();
-    o.counter_map_path = std::string(MEDIC_SOURCE_DIR) + "/data/counter_map.json";
-    o.detectors_path = std::string(MEDIC_SOURCE_DIR) + "/data/detectors.json";
-    o.device_fault_links = 2;
-    return o;
-  }();
   // Loaded once (what medic replay does before the scrapes, the same for every input).
   static const cli::ReplayModel model = [] {
     std::ostringstream err;
