@@ -14,10 +14,18 @@ double FecDetector::pre_fec_ber(fabric::PortId port) const {
   return port < ports_.size() ? ports_[port].ber : 0.0;
 }
 
+void FecDetector::resum(PortState& s) {
+  s.bits = s.codewords = 0;
+  s.us = 0;
+  s.with_bits = s.with_codewords = 0;
+  s.since_resum = 0;
+  for (const auto& x : s.buckets) add(s, x, +1);
+}
+
 void FecDetector::add(PortState& s, const Bucket& b, double sign) {
   s.bits += sign * b.bits;
   s.codewords += sign * b.codewords;
-  s.seconds += sign * b.seconds;
+  s.us += sign > 0 ? b.us : -b.us;
   if (b.has_bits) s.with_bits = sign > 0 ? s.with_bits + 1 : s.with_bits - 1;
   if (b.has_codewords) s.with_codewords = sign > 0 ? s.with_codewords + 1 : s.with_codewords - 1;
 }
@@ -56,7 +64,7 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
 
   Bucket b;
   b.time = d.time;
-  b.seconds = seconds(d.interval);
+  b.us = d.interval.count();
   if (has(Counter::fec_corrected_bits)) {
     b.bits = d.get(Counter::fec_corrected_bits);
     b.has_bits = true;
@@ -65,21 +73,21 @@ void FecDetector::observe(const telemetry::PortDelta& d, std::vector<Finding>& o
     b.has_codewords = true;
   }
   if (has(Counter::pre_fec_ber)) b.reported_ber = d.get(Counter::pre_fec_ber);
-  if (b.seconds <= 0 && std::isnan(b.reported_ber)) return;
-  s.buckets.push_back(b);
-  add(s, b, +1);
+  if (b.us <= 0 && std::isnan(b.reported_ber)) return;
   while (!s.buckets.empty() && s.buckets.front().time <= d.time - config_.window) {
     add(s, s.buckets.front(), -1);
     s.buckets.pop_front();
   }
-  if (++s.since_resum >= kResum) {
-    s.since_resum = 0;
-    s.bits = s.codewords = s.seconds = 0;
-    s.with_bits = s.with_codewords = 0;
-    for (const auto& x : s.buckets) add(s, x, +1);
+  s.buckets.push_back(b);
+  add(s, b, +1);
+  // Summed afresh when the window held nothing before (no rounding carried over), every
+  // kResum buckets, and should a sum overflow (it may be finite again once a huge reading
+  // has left).
+  if (s.buckets.size() == 1 || ++s.since_resum >= kResum || !std::isfinite(s.bits) || !std::isfinite(s.codewords)) {
+    resum(s);
   }
 
-  const double secs = std::max(0.0, s.seconds);
+  const double secs = static_cast<double>(s.us) / 1e6;
   const double line_bits = topology_.link(port.link).speed_gbps * 1e9 * secs;
   double ber = 0;
   const char* how = "";

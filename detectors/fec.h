@@ -24,14 +24,17 @@ class FecDetector {
  private:
   struct Bucket {
     Time time;
-    double bits = 0, codewords = 0, seconds = 0, reported_ber = NAN;
+    double bits = 0, codewords = 0, reported_ber = NAN;
+    int64_t us = 0;  // the interval, in the clock's whole microseconds
     bool has_bits = false, has_codewords = false;
   };
   struct PortState {
     std::deque<Bucket> buckets;
-    // The window's sums, kept as buckets come and go (summed again from the buckets every
-    // kResum buckets, so float rounding never lasts).
-    double bits = 0, codewords = 0, seconds = 0;
+    // The window's sums, kept as buckets come and go: its length exactly (whole
+    // microseconds), the counts summed again from the buckets every kResum buckets (and at
+    // once should one overflow), so float rounding never lasts.
+    double bits = 0, codewords = 0;
+    int64_t us = 0;
     uint32_t with_bits = 0, with_codewords = 0, since_resum = 0;
     double ber = 0;
     int level = 0;  // 0 ok, 1 warning, 2 over the limit
@@ -41,6 +44,7 @@ class FecDetector {
 
   static constexpr uint32_t kResum = 64;
   void add(PortState& s, const Bucket& b, double sign);
+  void resum(PortState& s);
 
   const fabric::Topology& topology_;
   FecConfig config_;

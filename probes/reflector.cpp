@@ -183,10 +183,23 @@ void Reflector::send_held() {
   for (const Impl::Held& h : m.due) {
     m.due_out.push_back(Outgoing::to(h.bytes, &h.peer, h.source ? &*h.source : nullptr));
   }
-  const size_t sent = socket_.send(m.due_out);
-  counters_.reflected += sent;
-  counters_.send_failed += m.due_out.size() - sent;
+  send_replies(m.due_out);
   for (Impl::Held& h : m.due) m.spare.push_back(std::move(h.bytes));
+}
+
+// A reply the kernel refuses (a peer or source address it will not send to) is counted and
+// skipped; the ones after it still go.
+void Reflector::send_replies(std::span<const Outgoing> out) {
+  size_t at = 0;
+  while (at < out.size()) {
+    const size_t sent = socket_.send(out.subspan(at));
+    counters_.reflected += sent;
+    at += sent;
+    if (at < out.size()) {
+      ++counters_.send_failed;
+      ++at;
+    }
+  }
 }
 
 void Reflector::drain() {
@@ -230,9 +243,7 @@ void Reflector::drain() {
       }
       m.out.push_back(Outgoing::to(std::span<const uint8_t>(buf.data(), r.size), &m.peers[i], source));
     }
-    const size_t sent = socket_.send(m.out);
-    counters_.reflected += sent;
-    counters_.send_failed += m.out.size() - sent;
+    send_replies(m.out);
     if (n < m.batch.capacity()) return;
   }
 }

@@ -43,7 +43,7 @@ struct ReflectorCounters {
   std::atomic<uint64_t> malformed{0};     // too short, or not a packet of the configured mode
   std::atomic<uint64_t> auth_failed{0};   // HMAC does not match
   std::atomic<uint64_t> rate_limited{0};
-  std::atomic<uint64_t> dropped_by_policy{0};  // fabsim's emulated loss
+  std::atomic<uint64_t> dropped_by_policy{0};  // fabsim's emulated loss (and replies past max_held)
   std::atomic<uint64_t> send_failed{0};
 };
 
@@ -129,6 +129,7 @@ class Reflector {
   void drain();
   void arm_hold();
   void send_held();
+  void send_replies(std::span<const Outgoing> out);
   UdpSocket socket_;
   ReflectorCore core_;
   const Clock& clock_;

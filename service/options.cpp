@@ -474,9 +474,20 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
+// CLI11's App, able to forget everything a parse left behind: App::clear() keeps the list of
+// options in the order they were given (parse_order), one more entry every parse.
+class ReusableApp : public CLI::App {
+ public:
+  using CLI::App::App;
+  void clear_all() {
+    clear();
+    parse_order_.clear();
+  }
+};
+
 struct DaemonOptions::Impl {
   std::string program;
-  CLI::App app{"medicd: finds bad links in a RoCE fabric, drains them when capacity allows, records SLOs"};
+  ReusableApp app{"medicd: finds bad links in a RoCE fabric, drains them when capacity allows, records SLOs"};
   DaemonSettings s;
   std::string log_level = "info";
   std::string driver_token_file, api_token, api_token_file, webhook_secret_file, api_token_read;
@@ -507,7 +518,7 @@ struct DaemonOptions::Impl {
     config_given = 0;
     file_settings = 0;
     from_file.clear();
-    app.clear();
+    app.clear_all();
   }
 
   template <class T>

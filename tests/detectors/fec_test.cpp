@@ -253,6 +253,26 @@ TEST_F(FecTest, TheKeptWindowIsTheWindowSummedAfresh) {
   }
 }
 
+// What the kept sums could get wrong and summing afresh would not: two readings so large
+// their sum overflows (the BER is right again once they have left), and a window left with
+// only zero-length intervals (no line bits: the device's own BER, as before).
+TEST_F(FecTest, HugeReadingsAndZeroLengthIntervalsLeaveNoTrace) {
+  feed(bits(port, at(10), 1e308, 10));
+  feed(bits(port, at(20), 1e308, 10));
+  for (int t = 30; t <= 90; t += 10) feed(bits(port, at(t), 0, 10));
+  feed(bits(port, at(100), 1e6, 10));  // the window: the intervals that end at 50 s to 100 s
+  EXPECT_DOUBLE_EQ(det.pre_fec_ber(port), 1e6 / (400e9 * 60));
+
+  const fabric::PortId other = *topo.find_port("ctsw1", "eth1");
+  feed(bits(other, at(10), 3e6, 10));
+  // Intervals of no length (two answers with one timestamp) carrying the device's BER: once
+  // the real interval has left, there are no line bits to divide by, only that reading.
+  feed(Delta(other, at(80), 0).set(Counter::fec_corrected_bits, 0).set(Counter::pre_fec_ber, 2e-7));
+  EXPECT_DOUBLE_EQ(det.pre_fec_ber(other), 2e-7);
+  feed(Delta(other, at(81), 0).set(Counter::fec_corrected_bits, 0).set(Counter::pre_fec_ber, 1e-7));
+  EXPECT_DOUBLE_EQ(det.pre_fec_ber(other), 2e-7);  // the window's highest
+}
+
 TEST_F(FecTest, PortsWithoutALinkAreIgnored) {
   feed(uncorrectable(*topo.find_port("host1", "nic1"), at(10), 3));
   feed(uncorrectable(fabric::PortId(9999), at(10), 3));

@@ -164,14 +164,25 @@ TEST(Loopback, DelayedRepliesAreSentFromATimer) {
 
 TEST(Loopback, AHeldReplyLeavesWhenItIsDueNotInTheOrderItCame) {
   // The first probe held half a second, the others a microsecond: they are all answered,
-  // and the first answer comes back after the rest (the sender counts it reordered), so a
-  // long hold never keeps a short one waiting.
+  // and the first answer comes back after the rest (the sender counts it reordered).
   SenderOptions o = session_to(ep("127.0.0.1:1"));
   o.count = 20;
   o.wait_s = 3;
   const HeldSession s = held_session(unlimited(), [](uint32_t seq) { return seq == 0 ? 500000 : 1; }, o, 20);
   EXPECT_EQ(s.report.received, 20u);
   EXPECT_EQ(s.report.reordered, 1u);
+}
+
+TEST(Loopback, ALongHoldNeverKeepsAShortOneWaiting) {
+  // The first probe held 20 s, past the session's end; the others a microsecond each. The
+  // short ones must be sent when due, not when the timer set for the long one fires: 19
+  // answered, the first lost (still held when the session ends).
+  SenderOptions o = session_to(ep("127.0.0.1:1"));
+  o.count = 20;
+  o.wait_s = 1;
+  const HeldSession s = held_session(unlimited(), [](uint32_t seq) { return seq == 0 ? 20'000'000 : 1; }, o, 19);
+  EXPECT_EQ(s.report.received, 19u);
+  EXPECT_EQ(s.report.lost, 1u);
 }
 
 TEST(Loopback, HeldRepliesAreBounded) {

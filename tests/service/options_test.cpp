@@ -236,6 +236,14 @@ notify-timeout = 0.5
   EXPECT_EQ(o.config().settings().webhook_secret, "s3cret");
   EXPECT_EQ(o.api_token(), "s3cret");
 
+  // The command line alone: nothing of the file is left (a bad value is the flag's, not a
+  // line of the file's).
+  ASSERT_EQ(parse(o, {"--topology", dir.file("demo.json"), "--poll-interval", "0.001"}), std::nullopt) << err_;
+  EXPECT_EQ(o.config_file(), "");
+  EXPECT_EQ(o.file_settings(), 0u);
+  EXPECT_EQ(o.log_level(), "info");
+  EXPECT_EQ(config_error(o).rfind("--poll-interval", 0), 0u) << config_error(o);
+
   // A file refused half-way, then a command line refused, then the plain file.
   ASSERT_EQ(parse(o, {"--config", bad}), 2);
   EXPECT_NE(err_.find("poll-intervall"), std::string::npos) << err_;
