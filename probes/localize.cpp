@@ -487,7 +487,12 @@ std::vector<LinkVerdict> localize(const fabric::Topology& topology, std::span<co
 //    lies under an observation with the share of its candidate paths that cross it (1 for
 //    a known path or a pinned probe), for E's loss and for the evidence outside E alike.
 //    A link with no lossy observation outside E cannot be told from E: the measurement is
-//    doubted first, and E is named.
+//    doubted first, and E is named;
+//  - nor do several links: on each of E's lossy observations, the link under it that loses
+//    most outside E (its rate there, times its share of the observation's candidates)
+//    accounts for that much of the observation's probes. What is left must still pass the
+//    first test. Loss scattered over many of E's sessions, each crossing a different lossy
+//    link (a host under a ToR with flapping uplinks, 1% of a fabric failing), is the links'.
 // Endpoints are tried in order of lost probes, again after each one named (its
 // observations leave the evidence, which may make another endpoint's loss uniform).
 Localization localize(const fabric::Topology& topology, std::span<const LinkObservation> links,
@@ -613,7 +618,7 @@ Localization localize(const fabric::Topology& topology, std::span<const LinkObse
   }
 
   std::vector<uint8_t> explained(obs.size(), 0), named(n_endpoints, 0), seen(n_links, 0);
-  std::vector<double> mass(n_links, 0.0), in_sent(n_links, 0.0), in_lost(n_links, 0.0);
+  std::vector<double> mass(n_links, 0.0), in_sent(n_links, 0.0), in_lost(n_links, 0.0), out_rate(n_links, 0.0);
   std::vector<LinkId> touched;
   constexpr double kMinLost = 3;
   constexpr double kExplainsShare = 0.9;
@@ -671,18 +676,39 @@ Localization localize(const fabric::Topology& topology, std::span<const LinkObse
     }
     bool link_explains = false;
     for (const LinkId l : touched) {
-      if (!link_explains && mass[l] >= kExplainsShare * static_cast<double>(K)) {
-        const double out_sent = std::max(0.0, pool_sent[l] - in_sent[l]);
-        const double out_lost = std::clamp(pool_lost[l] - in_lost[l], 0.0, out_sent);
-        if (out_sent >= static_cast<double>(config.min_probes) && out_lost >= kMinLost &&
-            wilson_real(out_lost, out_sent, config.z).lower >= config.min_loss) {
-          link_explains = true;
-        }
+      const double out_sent = std::max(0.0, pool_sent[l] - in_sent[l]);
+      const double out_lost = std::clamp(pool_lost[l] - in_lost[l], 0.0, out_sent);
+      if (!link_explains && mass[l] >= kExplainsShare * static_cast<double>(K) &&
+          out_sent >= static_cast<double>(config.min_probes) && out_lost >= kMinLost &&
+          wilson_real(out_lost, out_sent, config.z).lower >= config.min_loss) {
+        link_explains = true;
       }
-      mass[l] = in_sent[l] = in_lost[l] = 0;
+      out_rate[l] = out_sent >= static_cast<double>(config.min_probes) ? out_lost / out_sent : 0.0;
+    }
+    // Links that lose elsewhere explain E's loss on the observations crossing them, up to
+    // what they lose elsewhere (the most lossy one under each: a probe dies once).
+    double excused = 0;
+    if (!link_explains) {
+      for (uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
+        if (explained[by_endpoint[i]]) continue;
+        const Obs& o = obs[by_endpoint[i]];
+        if (o.lost == 0) continue;
+        double rate = 0;
+        for (uint32_t j = o.begin; j < o.end; ++j) rate = std::max(rate, under[j].weight * out_rate[under[j].link]);
+        excused += std::min(static_cast<double>(o.lost), static_cast<double>(o.sent) * rate);
+      }
+    }
+    for (const LinkId l : touched) {
+      mass[l] = in_sent[l] = in_lost[l] = out_rate[l] = 0;
       seen[l] = 0;
     }
     if (link_explains) return std::nullopt;
+    // What is left must still be E's own, by the same bounds as above.
+    const double own = std::max(0.0, static_cast<double>(K) - excused);
+    if (own < kMinLost || own < config.min_endpoint_loss * static_cast<double>(S) ||
+        wilson_real(own, static_cast<double>(S), config.z).lower < std::max(config.min_loss, 2 * background)) {
+      return std::nullopt;
+    }
     EndpointVerdict v;
     v.endpoint = e;
     v.kind = endpoints[e].kind;
