@@ -16,9 +16,11 @@
 // as medicd does (one prober, a reflector per device probed): the links it names must be
 // the same and no endpoint may be named. Then measurement faults: a dead reflector (a
 // random switch or host) beside 1-3 lossy links, and a prober losing 0.5-5% of everything
-// alike: the endpoint must be named, and no link but the injected ones. Last, stray
+// alike: the endpoint must be named, and no link but the injected ones. Then stray
 // timeouts of a loaded host and nothing else: every probe lost with the same small chance
-// (2.5e-4, what bench/load saw once on zone32k), no lossy link: nothing may be named.
+// (2.5e-4, what bench/load saw once on zone32k), no lossy link: nothing may be named. Last,
+// a wave of 1% of the links lossy at once (bench/load's share): no endpoint may be named,
+// and beside it a dead reflector still must be.
 #include <sched.h>
 #include <time.h>
 
@@ -168,6 +170,18 @@ int main(int argc, char** argv) {
 
   Rng rng(seed * 0x2545f4914f6cdd1dULL + 17);
   std::vector<double> loss(n_links, kBackground);
+  // Every observation's fate under `loss`, the reflector `dead` answering nothing: a probe
+  // is lost on the way out or on the way back.
+  auto draw = [&](Rng& r, uint32_t dead) {
+    for (auto& o : paths) {
+      double deliver = 1;
+      for (LinkId l : o.candidates.front()) deliver *= 1 - loss[l];
+      o.lost = o.reflector == dead ? per_flow : binomial(r, per_flow, 1 - deliver * deliver);
+    }
+    for (auto& o : pinned) {
+      o.lost = o.reflector == dead ? per_link : binomial(r, per_link, 1 - (1 - loss[o.link]) * (1 - loss[o.link]));
+    }
+  };
   Score with_pinned, path_only, with_endpoints;
   uint64_t endpoint_false_positives = 0;
   uint64_t injected_total = 0;
@@ -178,12 +192,7 @@ int main(int argc, char** argv) {
     for (LinkId l : injected) loss[l] = std::exp(std::log(kMinLoss) + rng.uniform() * std::log(kMaxLoss / kMinLoss));
     injected_total += m;
 
-    for (auto& o : paths) {
-      double deliver = 1;
-      for (LinkId l : o.candidates.front()) deliver *= 1 - loss[l];
-      o.lost = binomial(rng, per_flow, 1 - deliver * deliver);
-    }
-    for (auto& o : pinned) o.lost = binomial(rng, per_link, 1 - (1 - loss[o.link]) * (1 - loss[o.link]));
+    draw(rng, probes::kNoEndpoint);
 
     auto run = [&](Score& s, std::span<const probes::LinkObservation> links, bool measured = false) {
       const double t0 = thread_cpu_s();
@@ -252,6 +261,14 @@ int main(int argc, char** argv) {
   Rng stray_rng(seed * 0x9e3779b97f4a7c15ULL + 29);
   uint64_t stray_links_blamed = 0, stray_endpoints_named = 0, stray_lost = 0;
   double fault_seconds = 0;
+  Rng wave_rng(seed * 0x9e3779b97f4a7c15ULL + 31);
+  std::vector<LinkId> fabric_links;
+  for (LinkId l = 0; l < n_links; ++l) {
+    if (kind[l] != 0) fabric_links.push_back(l);
+  }
+  const size_t wave_size = n_links / 100;
+  uint64_t wave_endpoints = 0, wave_found = 0, wave_blamed = 0, wave_lossy = 0, wave_dead_named = 0, wave_dead_other = 0;
+  double wave_seconds = 0;
   // --verbose: the healthy links a measurement fault got blamed on.
   auto print_blamed = [&](const char* what, const std::vector<probes::LinkVerdict>& links) {
     for (const auto& v : links) {
@@ -268,14 +285,7 @@ int main(int argc, char** argv) {
     std::set<LinkId> injected;
     while (injected.size() < m) injected.insert(static_cast<LinkId>(rng.below(n_links)));
     for (LinkId l : injected) loss[l] = std::exp(std::log(kMinLoss) + rng.uniform() * std::log(kMaxLoss / kMinLoss));
-    for (auto& o : paths) {
-      double deliver = 1;
-      for (LinkId l : o.candidates.front()) deliver *= 1 - loss[l];
-      o.lost = o.reflector == dead ? per_flow : binomial(rng, per_flow, 1 - deliver * deliver);
-    }
-    for (auto& o : pinned) {
-      o.lost = o.reflector == dead ? per_link : binomial(rng, per_link, 1 - (1 - loss[o.link]) * (1 - loss[o.link]));
-    }
+    draw(rng, dead);
     double t0 = thread_cpu_s();
     auto loc = probes::localize(topo, pinned, paths, {}, endpoints);
     fault_seconds += thread_cpu_s() - t0;
@@ -316,6 +326,30 @@ int main(int argc, char** argv) {
     stray_endpoints_named += loc.endpoints.size();
     stray_links_blamed += loc.links.size();
     if (verbose) print_blamed("stray loss", loc.links);
+
+    // A wave: 1% of the links, all switch-to-switch, lossy at once (bench/load's share), and
+    // nothing else; then the same draws' links beside a dead reflector (drawn apart too).
+    std::set<LinkId> wave;
+    while (wave.size() < wave_size) wave.insert(fabric_links[wave_rng.below(fabric_links.size())]);
+    for (LinkId l : wave) loss[l] = std::exp(std::log(kMinLoss) + wave_rng.uniform() * std::log(kMaxLoss / kMinLoss));
+    draw(wave_rng, probes::kNoEndpoint);
+    t0 = thread_cpu_s();
+    loc = probes::localize(topo, pinned, paths, {}, endpoints);
+    wave_seconds += thread_cpu_s() - t0;
+    wave_endpoints += loc.endpoints.size();
+    if (verbose) {
+      for (const auto& e : loc.endpoints) std::printf("  wave: endpoint named %s (loss %.4f)\n", e.name.c_str(), e.loss);
+    }
+    for (const auto& v : loc.links) (wave.count(v.link) ? wave_found : wave_blamed)++;
+    wave_lossy += wave.size();
+    uint32_t wave_dead = probes::kNoEndpoint;
+    while (wave_dead == probes::kNoEndpoint) wave_dead = reflector_of[wave_rng.below(topo.devices().size())];
+    draw(wave_rng, wave_dead);
+    t0 = thread_cpu_s();
+    loc = probes::localize(topo, pinned, paths, {}, endpoints);
+    wave_seconds += thread_cpu_s() - t0;
+    for (const auto& e : loc.endpoints) (e.endpoint == wave_dead ? wave_dead_named : wave_dead_other)++;
+    for (LinkId l : wave) loss[l] = kBackground;
   }
 
   std::printf("lossy links injected: %llu\n\n", static_cast<unsigned long long>(injected_total));
@@ -344,6 +378,13 @@ int main(int argc, char** argv) {
   std::printf("  stray timeouts only (%.1e of probes, %llu lost in all): links blamed %llu; endpoints named %llu\n", kStray,
               static_cast<unsigned long long>(stray_lost), static_cast<unsigned long long>(stray_links_blamed),
               static_cast<unsigned long long>(stray_endpoints_named));
+  std::printf("  a wave of %zu lossy switch-to-switch links (1%% of the links), nothing else (%.1f ms per localization): "
+              "endpoints named %llu; lossy links found %llu of %llu; healthy links blamed %llu\n",
+              wave_size, 1e3 * wave_seconds / (2.0 * fault_trials), static_cast<unsigned long long>(wave_endpoints),
+              static_cast<unsigned long long>(wave_found), static_cast<unsigned long long>(wave_lossy),
+              static_cast<unsigned long long>(wave_blamed));
+  std::printf("  the same wave beside a dead reflector: reflector named %llu of %d; other endpoints named %llu\n",
+              static_cast<unsigned long long>(wave_dead_named), fault_trials, static_cast<unsigned long long>(wave_dead_other));
   std::printf("\nmisses by link kind (host NIC / ToR uplink / spine uplink): pinned+path %llu/%llu/%llu, path only %llu/%llu/%llu\n",
               static_cast<unsigned long long>(with_pinned.fn_by_kind[0]),
               static_cast<unsigned long long>(with_pinned.fn_by_kind[1]),

@@ -66,12 +66,16 @@ void ProbeDetector::on_measurement(const probes::RoundResult& round, std::vector
     st.reported = true;
     Finding f = measurement_finding(FindingKind::reflector_loss, e.device, round.at);
     f.summary = "the STAMP reflector of " + e.name + " loses " + percent(e.loss) + " of what it should answer, alike on " +
-                std::to_string(e.observations) + " sessions (" + std::to_string(e.probes) +
-                " probes): the reflector or its host, not the links under it";
+                std::to_string(e.observations) + " sessions (" + std::to_string(e.lost) + " of " +
+                std::to_string(e.probes) + " probes lost, on " + std::to_string(e.lossy_observations) +
+                " sessions): the reflector or its host, not the links under it";
     f.evidence["loss"] = e.loss;
     f.evidence["confidence"] = e.confidence;
     f.evidence["probes"] = static_cast<double>(e.probes);
+    f.evidence["lost"] = static_cast<double>(e.lost);
     f.evidence["sessions"] = static_cast<double>(e.observations);
+    f.evidence["lossy_sessions"] = static_cast<double>(e.lossy_observations);
+    f.evidence["explained_by_links"] = e.explained_by_links;
     out.push_back(std::move(f));
   }
   if (!prober_summary.empty()) {

@@ -105,6 +105,11 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
                               Counter::fec_uncorrectable_codewords, Counter::carrier_changes}) {
         if (d.has(c)) error_events_[s.port] += d.get(c);
       }
+      if ((d.has(Counter::carrier_changes) && d.get(Counter::carrier_changes) > 0) ||
+          (d.has(Counter::oper_up) && d.get(Counter::oper_up) < 0.5)) {
+        const fabric::LinkId l = topology_.port(s.port).link;
+        if (l != fabric::kNone) out.links_down.push_back({l, s.time - d.interval, s.time});
+      }
       if (d.has(telemetry::Counter::oper_up)) {
         port_oper_[s.port] = d.get(telemetry::Counter::oper_up) > 0.5 ? 1 : 0;
         const fabric::LinkId l = topology_.port(s.port).link;

@@ -52,6 +52,9 @@ struct PollOutcome {
   std::vector<detectors::Finding> findings;
   triage::TriageResult triage;
   std::vector<LinkStateChange> link_changes;  // links whose oper state changed this poll
+  // Links an end reported down, or whose carrier changed, since its last reading: for the
+  // prober (ProbeScheduler::note_telemetry). One entry an end.
+  std::vector<probes::LinkDownSpan> links_down;
   std::vector<std::pair<fabric::DeviceId, std::string>> rejected;  // malformed answers
   telemetry::MapStats stats;
   size_t samples = 0;       // port samples produced

@@ -717,6 +717,8 @@ Localization localize(const fabric::Topology& topology, std::span<const LinkObse
     v.loss = p;
     v.confidence = std::clamp(lower / (lower + config.min_loss), 0.0, 1.0);
     v.probes = S;
+    v.lost = K;
+    v.explained_by_links = excused;
     v.observations = N;
     v.lossy_observations = lossy;
     return v;

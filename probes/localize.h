@@ -88,8 +88,9 @@ struct EndpointVerdict {
   fabric::DeviceId device = fabric::kNone;
   double loss = 0;         // its observations' pooled loss rate
   double confidence = 0;   // in [0, 1], from the Wilson lower bound as for links
-  uint64_t probes = 0;
+  uint64_t probes = 0, lost = 0;
   uint32_t observations = 0, lossy_observations = 0;
+  double explained_by_links = 0;  // of `lost`: what links losing elsewhere account for
 };
 
 struct Localization {

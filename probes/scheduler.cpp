@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "common/thread_name.h"
 #include "probes/huge_pages.h"
@@ -28,6 +29,9 @@ void SchedulerConfig::validate() const {
   if (per_round < 1) throw std::invalid_argument("probes per round must be at least 1");
   if (!(max_rate > 0)) throw std::invalid_argument("probe rate must be positive");
   if (!(timeout_s > 0)) throw std::invalid_argument("probe timeout must be positive");
+  if (!(telemetry_wait_s >= 0 && telemetry_wait_s <= 3600)) {
+    throw std::invalid_argument("probe telemetry wait must be within [0, 3600] seconds");
+  }
   if (window_rounds < 1) throw std::invalid_argument("probe window must be at least one round");
   if (!(outage_share > 0 && outage_share <= 1)) throw std::invalid_argument("probe outage share must be in (0, 1]");
   if (outage_min_sessions < 1) throw std::invalid_argument("probe outage minimum sessions must be at least 1");
@@ -131,6 +135,12 @@ struct ProbeScheduler::Impl {
   std::atomic<bool> stopping{false};
   std::mutex mu;
   std::vector<RoundResult> results;
+  // What telemetry saw (note_telemetry), under down_mu: each link's down spans, merged where
+  // they touch, and the time telemetry has been read past.
+  std::mutex down_mu;
+  std::unordered_map<fabric::LinkId, std::vector<std::pair<Time, Time>>> down;
+  Time read_after{};
+  bool fed = false;
   int epfd = -1;
   std::vector<size_t> order;                   // the order this pass visits the sessions in
   std::vector<std::vector<size_t>> by_socket;  // each socket's sessions
@@ -180,6 +190,24 @@ ProbeScheduler::~ProbeScheduler() { stop(); }
 
 size_t ProbeScheduler::link_sessions() const { return impl_ ? impl_->pinned : 0; }
 size_t ProbeScheduler::path_sessions() const { return impl_ ? impl_->paths : 0; }
+
+void ProbeScheduler::note_telemetry(std::span<const LinkDownSpan> down, Time read_after) {
+  if (!impl_) return;
+  std::lock_guard lock(impl_->down_mu);
+  impl_->fed = true;
+  impl_->read_after = std::max(impl_->read_after, read_after);
+  for (const LinkDownSpan& d : down) {
+    if (d.link >= topology_.links().size()) continue;
+    auto& spans = impl_->down[d.link];
+    const Time from = std::min(d.from, d.to);
+    if (!spans.empty() && from <= spans.back().second && d.to >= spans.back().first) {
+      spans.back().first = std::min(spans.back().first, from);
+      spans.back().second = std::max(spans.back().second, d.to);
+    } else {
+      spans.emplace_back(from, d.to);
+    }
+  }
+}
 
 std::vector<RoundResult> ProbeScheduler::take_results() {
   if (!impl_) return {};
@@ -530,6 +558,21 @@ Status ProbeScheduler::start() {
                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                   std::chrono::duration<double>(cfg.timeout_s));
       while (std::chrono::steady_clock::now() < wait_until && !im.stopping) wait_tick();
+      // Telemetry read past the round's end, when the poll loop feeds it: a link that went
+      // down in the round's last moments must be known before the round is judged.
+      if (cfg.telemetry_wait_s > 0) {
+        const Time ended = clock_.now();
+        const auto give_up = std::chrono::steady_clock::now() +
+                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(cfg.telemetry_wait_s));
+        while (!im.stopping && std::chrono::steady_clock::now() < give_up) {
+          {
+            std::lock_guard lock(im.down_mu);
+            if (!im.fed || im.read_after >= ended) break;
+          }
+          wait_tick();
+        }
+      }
       if (im.stopping) break;
 
       // Close the round. First: did a prober lose this round to the measurement? When most
@@ -569,6 +612,48 @@ Status ProbeScheduler::start() {
       // Window sums, link stats, localization.
       while (static_cast<int>(im.round_starts.size()) > cfg.window_rounds) im.round_starts.pop_front();
       r.window_from = im.round_starts.front();
+      // The window's rounds, [start, end], and the links down in any of them.
+      std::vector<std::pair<Time, Time>> round_spans;
+      for (size_t i = 0; i < im.round_starts.size(); ++i) {
+        round_spans.emplace_back(im.round_starts[i], i + 1 < im.round_starts.size() ? im.round_starts[i + 1] : r.at);
+      }
+      std::unordered_map<fabric::LinkId, std::vector<std::pair<Time, Time>>> down;
+      {
+        std::lock_guard lock(im.down_mu);
+        for (auto it = im.down.begin(); it != im.down.end();) {
+          auto& spans = it->second;
+          std::erase_if(spans, [&](const auto& s) { return s.second < r.window_from; });
+          it = spans.empty() ? im.down.erase(it) : std::next(it);
+        }
+        down = im.down;
+      }
+      // A session's round in which a link it may cross was down: left out (zero).
+      auto leave_out_down_rounds = [&](Session& s) {
+        auto check = [&](fabric::LinkId l) {
+          const auto it = down.find(l);
+          if (it == down.end()) return;
+          const size_t n = std::min(s.window.size(), round_spans.size());
+          for (size_t i = 0; i < n; ++i) {
+            RoundCounts& w = s.window[s.window.size() - n + i];
+            if (w.sent == 0) continue;
+            const auto& [from, to] = round_spans[round_spans.size() - n + i];
+            for (const auto& [a, b] : it->second) {
+              if (a <= to && b >= from) {
+                w = {0, 0};
+                ++counters_.rounds_left_to_down_links;
+                break;
+              }
+            }
+          }
+        };
+        if (s.pinned) {
+          check(s.link);
+        } else {
+          for (const Path& p : s.candidates) {
+            for (const fabric::LinkId l : p) check(l);
+          }
+        }
+      };
       std::vector<LinkObservation> links;
       std::vector<PathObservation> paths;
       for (size_t i = 0; i < n_sessions; ++i) {
@@ -585,6 +670,7 @@ Status ProbeScheduler::start() {
         r.sent += h.round_sent;
         r.received += h.round_received;
         while (static_cast<int>(s.window.size()) > cfg.window_rounds) s.window.pop_front();
+        if (!down.empty()) leave_out_down_rounds(s);
         RoundCounts sum;
         for (const auto& w : s.window) {
           sum.sent += w.sent;

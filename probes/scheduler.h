@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +48,10 @@ struct SchedulerConfig {
   // left out of the window and the outage is reported instead.
   double outage_share = 0.5;
   int outage_min_sessions = 4;
+  // Once the poll loop tells the prober what telemetry saw (note_telemetry), a round closes
+  // only when telemetry has been read past its end, waiting at most this long: a link that
+  // went down in the round's last moments is known before the round is judged. 0: never wait.
+  double telemetry_wait_s = 0;
   PlanConfig plan;
   LocalizeConfig localize;
   uint64_t seed = 1;
@@ -66,6 +71,8 @@ struct SchedulerCounters {
   std::atomic<uint64_t> late_or_foreign{0};  // replies to nothing outstanding
   std::atomic<uint64_t> send_failed{0};
   std::atomic<uint64_t> outage_rounds{0};  // prober rounds left out as measurement outages
+  // Sessions' rounds left out of localization because a link they cross went down in them.
+  std::atomic<uint64_t> rounds_left_to_down_links{0};
   // What the probes cost in system calls: batches handed to sendmmsg, recvmmsg calls, and
   // wake-ups (ticks).
   std::atomic<uint64_t> send_calls{0};
@@ -86,6 +93,12 @@ class ProbeScheduler {
   size_t link_sessions() const;
   size_t path_sessions() const;
   std::vector<RoundResult> take_results();
+  // From the poll loop, after each poll: the links telemetry saw down or changing carrier,
+  // and the time its readings go up to (every device read was read after it). A session's
+  // round in which a link it may cross was down is left out of localization: a path that
+  // crossed a flapping uplink says nothing of its other links (the flap is the link flap
+  // detector's). Cheap and never blocks on the prober's work.
+  void note_telemetry(std::span<const LinkDownSpan> down, Time read_after);
   const SchedulerCounters& counters() const { return counters_; }
 
  private:

@@ -83,6 +83,10 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
       probe_packets_sent(r.counter("medic_probe_packets_sent_total",
                                    "STAMP probes the prober has sent so far, the round under way included (taken every "
                                    "poll; medic_probes_sent_total counts finished rounds).")),
+      probe_rounds_left_to_down_links(
+          r.counter("medic_probe_rounds_left_to_down_links_total",
+                    "Probe sessions' rounds left out of localization because a link they may cross was down or "
+                    "changed carrier in that round, as telemetry saw it (the link flap detector judges the link).")),
       probes_late(r.counter("medic_probes_late_total",
                             "Replies the prober could match to no probe outstanding: late (after their round closed, "
                             "--probe-timeout after its last probe, and already counted lost), repeated, or not STAMP. Many of them with probe loss everywhere: "
@@ -288,8 +292,11 @@ void Daemon::cycle(const LeadershipState& leadership) {
     probes::SchedulerConfig pc = config_.prober();
     pc.outage_share = p_.detectors.probe.outage_share;
     pc.outage_min_sessions = p_.detectors.probe.outage_min_sessions;
+    // A round is judged once the polls have read past its end (two intervals and a scrape,
+    // at most 30 s), so a link that went down in its last moments is known.
+    pc.telemetry_wait_s = std::min(30.0, 2 * config_.settings().poll_interval_s + config_.settings().scrape_timeout_s);
     prober_ = std::make_unique<probes::ProbeScheduler>(p_.topology, pc, clock_);
-    probe_packets_seen_ = probes_late_seen_ = 0;
+    probe_packets_seen_ = probes_late_seen_ = probe_left_seen_ = 0;
     if (auto st = prober_->start(); !st.ok()) {
       // Counters still watch the fabric: active probing is off until medicd restarts.
       spdlog::error("prober: {}; active probing is off", st.error());
@@ -349,6 +356,7 @@ void Daemon::cycle(const LeadershipState& leadership) {
     due.erase(over_snmp, due.end());
   }
   const auto scrape_start = std::chrono::steady_clock::now();
+  const Time read_after = clock_.now();  // every answer of this poll was read after it
   auto results = p_.collector.scrape(due, clock_, hand_over);
   if (!snmp_due.empty()) {
     const telemetry::SnmpCounters before = p_.snmp->counters();
@@ -402,6 +410,9 @@ void Daemon::cycle(const LeadershipState& leadership) {
     const uint64_t late = prober_->counters().late_or_foreign.load();
     metrics_.probes_late += static_cast<double>(late - std::min(late, probes_late_seen_));
     probes_late_seen_ = late;
+    const uint64_t left = prober_->counters().rounds_left_to_down_links.load();
+    metrics_.probe_rounds_left_to_down_links += static_cast<double>(left - std::min(left, probe_left_seen_));
+    probe_left_seen_ = left;
   }
   // What was kept while it could not be recorded goes first, in order, and before this
   // poll's triage: its incidents must be known when this poll's findings are sorted.
@@ -411,6 +422,7 @@ void Daemon::cycle(const LeadershipState& leadership) {
   pipeline::PollOutcome out = p_.pipeline.poll(answers, now, maintenance_, rounds, recorded_);
   const auto judged = std::chrono::steady_clock::now();
   metrics_.stage_judge.observe(std::chrono::duration<double>(judged - judge_start).count());
+  if (prober_) prober_->note_telemetry(out.links_down, read_after);
   recorded_ = {};
   if (!rounds.empty()) {
     const auto latency = p_.pipeline.probe_latency();

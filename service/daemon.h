@@ -62,7 +62,8 @@ struct DaemonMetrics {
   metrics::Counter incidents_opened, incidents_reopened, incidents_resolved;
   metrics::Counter snapshots_taken, snapshots_skipped, db_errors, records_dropped;
   metrics::Counter probe_rounds, probes_sent, probes_received, probe_verdicts, probe_outage_rounds;
-  metrics::Counter probe_measurement_verdicts, probe_verdicts_left_to_silence, probe_packets_sent, probes_late;
+  metrics::Counter probe_measurement_verdicts, probe_verdicts_left_to_silence, probe_packets_sent,
+      probe_rounds_left_to_down_links, probes_late;
   metrics::Gauge leading, role, db_up, pending_records, last_cycle_seconds, probe_links_judged, probe_links_slow;
   metrics::Histogram poll_cycle_seconds;
   // Where a cycle's time went (medic_poll_stage_seconds): waiting for the switches' answers,
@@ -136,7 +137,8 @@ class Daemon {
   const Clock& clock_;
   std::unique_ptr<probes::ProbeScheduler> prober_;
   uint64_t probe_packets_seen_ = 0;  // the prober's packets already added to medic_probe_packets_sent_total
-  uint64_t probes_late_seen_ = 0;    // and its late or foreign replies to medic_probes_late_total
+  uint64_t probes_late_seen_ = 0;
+  uint64_t probe_left_seen_ = 0;     // and its rounds left to down links    // and its late or foreign replies to medic_probes_late_total
   bool can_probe_ = false;
   std::vector<telemetry::ScrapeTarget> targets_;  // HTTP and SNMP, told apart by is_snmp_url
   std::vector<triage::Maintenance> maintenance_;

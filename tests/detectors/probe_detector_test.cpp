@@ -511,7 +511,10 @@ TEST_F(ProbeDetectorTest, AReflectorVerdictIsAboutItsDeviceNeverALink) {
   e.loss = 1.0;
   e.confidence = 0.99;
   e.probes = 480;
+  e.lost = 480;
   e.observations = 4;
+  e.lossy_observations = 4;
+  e.explained_by_links = 1.5;
   r.endpoints.push_back(e);
   // Named in confirm_rounds (3) rounds in a row before it is reported.
   probes::RoundResult early = round(8);
@@ -526,7 +529,10 @@ TEST_F(ProbeDetectorTest, AReflectorVerdictIsAboutItsDeviceNeverALink) {
   EXPECT_EQ(out[0].device, e.device);
   EXPECT_EQ(out[0].link, fabric::kNone);
   EXPECT_EQ(out[0].summary, "the STAMP reflector of ctsw2 loses 100.00% of what it should answer, alike on 4 sessions "
-                            "(480 probes): the reflector or its host, not the links under it");
+                            "(480 of 480 probes lost, on 4 sessions): the reflector or its host, not the links under it");
+  EXPECT_EQ(out[0].evidence.at("lost"), 480);
+  EXPECT_EQ(out[0].evidence.at("lossy_sessions"), 4);
+  EXPECT_EQ(out[0].evidence.at("explained_by_links"), 1.5);
   EXPECT_EQ(out[1].kind, FindingKind::probe_loss);  // a link beside it is still its own finding
   EXPECT_EQ(out[1].link, up1);
   // Gone for clear_rounds rounds: cleared.

@@ -8,6 +8,7 @@
 #include <memory>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -273,6 +274,58 @@ TEST_F(PipelineTest, LinkStateChangesAreReported) {
   out = poll(p, 6);
   EXPECT_EQ(changes(out), (Changes{{l2, false}}));
   EXPECT_EQ(p.link_oper(l2), 0);
+}
+
+// What the prober is told: every end that reports its link down, or a carrier change since
+// its last reading (a flap between two polls), with the span since that reading.
+TEST_F(PipelineTest, LinksDownOrChangingCarrierAreGivenToTheProber) {
+  Pipeline p(topo, map, detector_config);
+  auto spans = [](const PollOutcome& out) {
+    std::vector<std::tuple<fabric::LinkId, Time, Time>> r;
+    for (const auto& d : out.links_down) r.emplace_back(d.link, d.from, d.to);
+    std::sort(r.begin(), r.end());
+    return r;
+  };
+  PollOutcome out = poll(p, 0);
+  EXPECT_THAT(out.links_down, IsEmpty());
+  fabric.traffic();
+  out = poll(p, 1);
+  EXPECT_THAT(out.links_down, IsEmpty());  // all up, carrier unchanged
+
+  // A flap between two polls: up at both readings, the carrier counted it, on one end.
+  fabric.traffic();
+  fabric.rtsw1["eth2"].carrier += 2;
+  out = poll(p, 2);
+  ASSERT_EQ(out.links_down.size(), 1u);
+  EXPECT_EQ(out.links_down[0].link, l2);
+  EXPECT_EQ(out.links_down[0].from, at(1));
+  EXPECT_EQ(out.links_down[0].to, at(2));
+  EXPECT_THAT(out.link_changes, IsEmpty());
+
+  // Down on both ends: each end says so, this poll and the next (no carrier change then).
+  fabric.traffic();
+  for (auto* c : {&fabric.rtsw1["eth1"], &fabric.ctsw1["eth1"]}) {
+    c->up = false;
+    c->carrier += 1;
+  }
+  out = poll(p, 3);
+  using Span = std::tuple<fabric::LinkId, Time, Time>;
+  EXPECT_EQ(spans(out), (std::vector<Span>{{l1, at(2), at(3)}, {l1, at(2), at(3)}}));
+  fabric.traffic();
+  out = poll(p, 4);
+  EXPECT_EQ(spans(out), (std::vector<Span>{{l1, at(3), at(4)}, {l1, at(3), at(4)}}));
+
+  // Up again: the carrier change is the last span; then nothing.
+  fabric.traffic();
+  for (auto* c : {&fabric.rtsw1["eth1"], &fabric.ctsw1["eth1"]}) {
+    c->up = true;
+    c->carrier += 1;
+  }
+  out = poll(p, 5);
+  EXPECT_EQ(spans(out), (std::vector<Span>{{l1, at(4), at(5)}, {l1, at(4), at(5)}}));
+  fabric.traffic();
+  out = poll(p, 6);
+  EXPECT_THAT(out.links_down, IsEmpty());
 }
 
 TEST_F(PipelineTest, AFlappingPortGivesFindingsAndAnIncident) {

@@ -245,10 +245,31 @@ TEST(LocalizeEndpoints, ARealFaultBesideADeadReflectorIsStillFound) {
   p.dead_reflectors.insert(*p.t.find_device("ctsw007"));
   const LinkId bad = link(p.t, "rtsw0002:eth6");
   p.into[p.t.link(bad).a] = 0.1;
-  const Localization l = p.run();
+  auto [pinned, paths] = p.observe();
+  const Localization l = localize(p.t, pinned, paths, {}, p.endpoints);
   EXPECT_EQ(endpoint_names(l), (std::set<std::string>{"reflector ctsw007"}));
   ASSERT_EQ(l.links.size(), 1u);
   EXPECT_EQ(l.links[0].link, bad);
+  // The verdict's counts are its observations': every probe to ctsw007 lost, on all of them;
+  // the lossy link explains at most its 10% of the few crossing it.
+  ASSERT_EQ(l.endpoints.size(), 1u);
+  const EndpointVerdict& v = l.endpoints[0];
+  uint64_t sent = 0, lost = 0;
+  uint32_t n = 0;
+  const uint32_t e = p.reflector_of.at(*p.t.find_device("ctsw007"));
+  for (const auto& o : pinned) {
+    if (o.reflector == e) sent += o.sent, lost += o.lost, ++n;
+  }
+  for (const auto& o : paths) {
+    if (o.reflector == e) sent += o.sent, lost += o.lost, ++n;
+  }
+  EXPECT_EQ(v.probes, sent);
+  EXPECT_EQ(v.lost, lost);
+  EXPECT_EQ(v.lost, v.probes);
+  EXPECT_EQ(v.observations, n);
+  EXPECT_EQ(v.lossy_observations, n);
+  EXPECT_GE(v.explained_by_links, 0.0);
+  EXPECT_LE(v.explained_by_links, 0.2 * static_cast<double>(v.lost));
 }
 
 

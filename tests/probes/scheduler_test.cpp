@@ -471,6 +471,90 @@ TEST_F(SchedulerTest, ADownLinkLosesEverything) {
   ASSERT_TRUE(stops(s));
 }
 
+// The same down link, with the poll loop telling the prober what telemetry saw: the
+// sessions crossing it leave out the rounds it was down in, so nothing is named (the link
+// is the flap and down detectors'); once it is up again and its rounds leave the window,
+// its session counts again.
+TEST_F(SchedulerTest, RoundsInWhichTelemetrySawALinkDownAreLeftOutOfItsSessions) {
+  const fabric::LinkId down = *topo.find_link("rtsw0005:eth7");
+  ProbeScheduler s(topo, short_rounds(), clock);
+  ASSERT_TRUE(s.start().ok());
+  ASSERT_FALSE(take_rounds(s, 1, 60s).empty());
+
+  const Time from = clock.now();
+  emu.set_link_up(down, false);
+  // The poll loop's note, as every poll gives it while the link is down.
+  auto note = [&](Time to) {
+    const std::vector<LinkDownSpan> spans{{down, from, to}};
+    s.note_telemetry(spans, clock.now());
+  };
+  std::vector<RoundResult> rounds;
+  testing::eventually(
+      [&] {
+        note(clock.now());
+        for (auto& r : s.take_results()) rounds.push_back(std::move(r));
+        return rounds.size() >= 4;
+      },
+      60s);
+  ASSERT_GE(rounds.size(), 4u);
+  uint64_t lost = 0, sent = 0;
+  for (const auto& r : rounds) {
+    EXPECT_THAT(r.verdicts, IsEmpty()) << "round " << r.round << " named " << topo.link(r.verdicts[0].link).name;
+    EXPECT_THAT(r.endpoints, IsEmpty()) << "round " << r.round << " named " << r.endpoints[0].name;
+    lost += r.sent - r.received;
+    sent += r.sent;
+  }
+  EXPECT_GT(lost, 0u) << "the link was down: probes across it were lost (of " << sent << ")";
+  const LinkProbeStats* st = stats_of(rounds.back(), down);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->lost, 0u);  // its rounds down are left out, the rounds before were clean
+  EXPECT_GT(s.counters().rounds_left_to_down_links.load(), 0u);
+
+  // Up again, the last note ends now: rounds after it count, and come back clean.
+  emu.set_link_up(down, true);
+  const Time up_at = clock.now();
+  note(up_at);
+  const auto after = rounds_until(
+      s,
+      [&](const RoundResult& r) {
+        const LinkProbeStats* ls = stats_of(r, down);
+        return r.window_from > up_at && ls != nullptr && ls->sent > 0;
+      },
+      60s);
+  ASSERT_FALSE(after.empty());
+  const LinkProbeStats* ls = stats_of(after.back(), down);
+  ASSERT_NE(ls, nullptr);
+  EXPECT_GT(ls->sent, 0u) << "its session counts again once the down rounds left the window";
+  for (const auto& r : after) EXPECT_THAT(r.verdicts, IsEmpty()) << "round " << r.round;
+  ASSERT_TRUE(stops(s));
+}
+
+// Fed by the poll loop, a round is judged only once telemetry was read past its end (at most
+// telemetry_wait_s later): while the polls stall, rounds wait; when they read on, they close.
+TEST_F(SchedulerTest, ARoundWaitsForTelemetryReadPastItsEnd) {
+  SchedulerConfig c = short_rounds();
+  c.telemetry_wait_s = 600;
+  ProbeScheduler s(topo, c, clock);
+  ASSERT_TRUE(s.start().ok());
+  ASSERT_FALSE(take_rounds(s, 1, 60s).empty());
+  s.note_telemetry({}, clock.now());  // read up to now, then the polls stall
+  (void)s.take_results();
+  // Rounds of 0.5 s: ten of them would close in these 5 s; none may while nothing is read.
+  std::this_thread::sleep_for(5s);
+  EXPECT_LE(s.take_results().size(), 1u);  // the round under way at the note may close
+  // Reading on: rounds close again.
+  std::vector<RoundResult> later;
+  testing::eventually(
+      [&] {
+        s.note_telemetry({}, clock.now());
+        for (auto& r : s.take_results()) later.push_back(std::move(r));
+        return later.size() >= 2;
+      },
+      60s);
+  EXPECT_GE(later.size(), 2u);
+  ASSERT_TRUE(stops(s));
+}
+
 // What the prober's system calls carried, for a failure's message.
 std::string calls(const SchedulerCounters& k) {
   return "sent " + std::to_string(k.sent.load()) + ", send calls " + std::to_string(k.send_calls.load()) +
