@@ -105,10 +105,14 @@ PollOutcome Pipeline::poll(std::span<const DeviceAnswer> answers, Time now,
                               Counter::fec_uncorrectable_codewords, Counter::carrier_changes}) {
         if (d.has(c)) error_events_[s.port] += d.get(c);
       }
-      if ((d.has(Counter::carrier_changes) && d.get(Counter::carrier_changes) > 0) ||
-          (d.has(Counter::oper_up) && d.get(Counter::oper_up) < 0.5)) {
+      // A carrier change since the last reading (a flap, even one between two polls; or the
+      // oper state turning) for the prober; a link that stays down is no change.
+      const bool oper_turned = d.has(Counter::oper_up) && port_oper_[s.port] >= 0 &&
+                               (d.get(Counter::oper_up) > 0.5 ? 1 : 0) != port_oper_[s.port];
+      if (s.mono && ((d.has(Counter::carrier_changes) && d.get(Counter::carrier_changes) > 0) ||
+                     (d.has(Counter::link_down_events) && d.get(Counter::link_down_events) > 0) || oper_turned)) {
         const fabric::LinkId l = topology_.port(s.port).link;
-        if (l != fabric::kNone) out.links_down.push_back({l, s.time - d.interval, s.time});
+        if (l != fabric::kNone) out.links_down.push_back({l, *s.mono - d.interval, *s.mono});
       }
       if (d.has(telemetry::Counter::oper_up)) {
         port_oper_[s.port] = d.get(telemetry::Counter::oper_up) > 0.5 ? 1 : 0;

@@ -52,8 +52,10 @@ struct PollOutcome {
   std::vector<detectors::Finding> findings;
   triage::TriageResult triage;
   std::vector<LinkStateChange> link_changes;  // links whose oper state changed this poll
-  // Links an end reported down, or whose carrier changed, since its last reading: for the
-  // prober (ProbeScheduler::note_telemetry). One entry an end.
+  // Links whose carrier changed at an end since its last reading (carrier transitions,
+  // link-down events, the oper state turning), on the monotonic clock: for the prober
+  // (ProbeScheduler::note_telemetry). One entry an end; none for answers without a
+  // monotonic time (replays).
   std::vector<probes::LinkDownSpan> links_down;
   std::vector<std::pair<fabric::DeviceId, std::string>> rejected;  // malformed answers
   telemetry::MapStats stats;

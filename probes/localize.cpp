@@ -683,10 +683,14 @@ Localization localize(const fabric::Topology& topology, std::span<const LinkObse
           wilson_real(out_lost, out_sent, config.z).lower >= config.min_loss) {
         link_explains = true;
       }
-      out_rate[l] = out_sent >= static_cast<double>(config.min_probes) ? out_lost / out_sent : 0.0;
+      // What it surely loses elsewhere beyond what every probe loses (the Wilson lower bound,
+      // less the background E's own test already allows for): a stray loss excuses nothing.
+      out_rate[l] = out_sent >= static_cast<double>(config.min_probes)
+                        ? std::max(0.0, wilson_real(out_lost, out_sent, config.z).lower - background)
+                        : 0.0;
     }
     // Links that lose elsewhere explain E's loss on the observations crossing them, up to
-    // what they lose elsewhere (the most lossy one under each: a probe dies once).
+    // what they surely lose elsewhere (the most lossy one under each: a probe dies once).
     double excused = 0;
     if (!link_explains) {
       for (uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {

@@ -21,12 +21,13 @@ struct LinkProbeStats {
   double rtt_min_s = 0, rtt_p25_s = 0, rtt_p50_s = 0, rtt_p99_s = 0, jitter_s = 0;
 };
 
-// A link telemetry saw down, or its carrier change, between two readings [from, to]: the
-// probes crossing it then say nothing of the other links on their way (the poll loop tells
-// the prober; see ProbeScheduler::note_telemetry).
+// A link whose carrier telemetry saw change (a flap, or going down or up) between two
+// readings [from, to], on the monotonic clock (Clock::monotonic): the probes crossing it
+// then say nothing of the other links on their way (the poll loop tells the prober; see
+// ProbeScheduler::note_telemetry).
 struct LinkDownSpan {
   fabric::LinkId link = fabric::kNone;
-  Time from{}, to{};
+  Duration from{}, to{};
 };
 
 // A round one prober lost to the measurement (see SchedulerConfig::outage_share).

@@ -130,17 +130,20 @@ struct ProbeScheduler::Impl {
   ReplyIndex replies;
   std::vector<ProbeEndpoint> endpoints;  // probe sources, then reflectors
   std::deque<Time> round_starts;         // of the rounds in the window
+  std::deque<Duration> round_starts_mono;  // the same on the monotonic clock
   size_t pinned = 0, paths = 0;
   std::thread thread;
   std::atomic<bool> stopping{false};
   std::mutex mu;
   std::vector<RoundResult> results;
-  // What telemetry saw (note_telemetry), under down_mu: each link's down spans, merged where
-  // they touch, and the time telemetry has been read past.
+  // What telemetry saw (note_telemetry), under down_mu: each link's carrier-change spans on
+  // the monotonic clock, merged where they touch, and the time telemetry has been read past.
   std::mutex down_mu;
-  std::unordered_map<fabric::LinkId, std::vector<std::pair<Time, Time>>> down;
-  Time read_after{};
+  std::unordered_map<fabric::LinkId, std::vector<std::pair<Duration, Duration>>> down;
+  Duration read_after{};
   bool fed = false;
+  // Spans kept a link at most (the oldest two merge past it): bounded whatever the rounds do.
+  static constexpr size_t kSpansKept = 64;
   int epfd = -1;
   std::vector<size_t> order;                   // the order this pass visits the sessions in
   std::vector<std::vector<size_t>> by_socket;  // each socket's sessions
@@ -191,20 +194,24 @@ ProbeScheduler::~ProbeScheduler() { stop(); }
 size_t ProbeScheduler::link_sessions() const { return impl_ ? impl_->pinned : 0; }
 size_t ProbeScheduler::path_sessions() const { return impl_ ? impl_->paths : 0; }
 
-void ProbeScheduler::note_telemetry(std::span<const LinkDownSpan> down, Time read_after) {
-  if (!impl_) return;
+void ProbeScheduler::note_telemetry(std::span<const LinkDownSpan> down, Duration read_after) {
+  if (!impl_ || impl_->sessions.empty()) return;  // sessions are planned once, before the thread
   std::lock_guard lock(impl_->down_mu);
   impl_->fed = true;
   impl_->read_after = std::max(impl_->read_after, read_after);
   for (const LinkDownSpan& d : down) {
     if (d.link >= topology_.links().size()) continue;
     auto& spans = impl_->down[d.link];
-    const Time from = std::min(d.from, d.to);
-    if (!spans.empty() && from <= spans.back().second && d.to >= spans.back().first) {
+    const Duration from = std::min(d.from, d.to), to = std::max(d.from, d.to);
+    if (!spans.empty() && from <= spans.back().second && to >= spans.back().first) {
       spans.back().first = std::min(spans.back().first, from);
-      spans.back().second = std::max(spans.back().second, d.to);
+      spans.back().second = std::max(spans.back().second, to);
     } else {
-      spans.emplace_back(from, d.to);
+      spans.emplace_back(from, to);
+      if (spans.size() > Impl::kSpansKept) {
+        spans[1].first = spans[0].first;
+        spans.erase(spans.begin());
+      }
     }
   }
 }
@@ -499,6 +506,7 @@ Status ProbeScheduler::start() {
       const auto start = std::chrono::steady_clock::now();
       next_tick = start;
       im.round_starts.push_back(clock_.now());
+      im.round_starts_mono.push_back(clock_.monotonic());
       uint64_t done = 0;
       while (done < total && !im.stopping) {
         // The probes due by now (spread evenly over the round), sent together: one sendmmsg
@@ -558,10 +566,11 @@ Status ProbeScheduler::start() {
                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                   std::chrono::duration<double>(cfg.timeout_s));
       while (std::chrono::steady_clock::now() < wait_until && !im.stopping) wait_tick();
-      // Telemetry read past the round's end, when the poll loop feeds it: a link that went
-      // down in the round's last moments must be known before the round is judged.
+      // Telemetry read past the round's end, when the poll loop feeds it: a link that flapped
+      // in the round's last moments must be known before the round is judged. Nothing is
+      // read meanwhile: replies after the stragglers' wait are late, as they always were.
       if (cfg.telemetry_wait_s > 0) {
-        const Time ended = clock_.now();
+        const Duration ended = clock_.monotonic();
         const auto give_up = std::chrono::steady_clock::now() +
                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                  std::chrono::duration<double>(cfg.telemetry_wait_s));
@@ -570,7 +579,7 @@ Status ProbeScheduler::start() {
             std::lock_guard lock(im.down_mu);
             if (!im.fed || im.read_after >= ended) break;
           }
-          wait_tick();
+          std::this_thread::sleep_for(tick);
         }
       }
       if (im.stopping) break;
@@ -611,21 +620,24 @@ Status ProbeScheduler::start() {
       }
       // Window sums, link stats, localization.
       while (static_cast<int>(im.round_starts.size()) > cfg.window_rounds) im.round_starts.pop_front();
+      while (static_cast<int>(im.round_starts_mono.size()) > cfg.window_rounds) im.round_starts_mono.pop_front();
       r.window_from = im.round_starts.front();
-      // The window's rounds, [start, end], and the links down in any of them.
-      std::vector<std::pair<Time, Time>> round_spans;
-      for (size_t i = 0; i < im.round_starts.size(); ++i) {
-        round_spans.emplace_back(im.round_starts[i], i + 1 < im.round_starts.size() ? im.round_starts[i + 1] : r.at);
+      // The window's rounds, [start, end] on the monotonic clock, and the links whose carrier
+      // changed in any of them.
+      const Duration closed = clock_.monotonic();
+      std::vector<std::pair<Duration, Duration>> round_spans;
+      for (size_t i = 0; i < im.round_starts_mono.size(); ++i) {
+        round_spans.emplace_back(im.round_starts_mono[i],
+                                 i + 1 < im.round_starts_mono.size() ? im.round_starts_mono[i + 1] : closed);
       }
-      std::unordered_map<fabric::LinkId, std::vector<std::pair<Time, Time>>> down;
+      std::unordered_map<fabric::LinkId, std::vector<std::pair<Duration, Duration>>> down;
       {
         std::lock_guard lock(im.down_mu);
         for (auto it = im.down.begin(); it != im.down.end();) {
-          auto& spans = it->second;
-          std::erase_if(spans, [&](const auto& s) { return s.second < r.window_from; });
-          it = spans.empty() ? im.down.erase(it) : std::next(it);
+          std::erase_if(it->second, [&](const auto& s) { return s.second < im.round_starts_mono.front(); });
+          it = it->second.empty() ? im.down.erase(it) : std::next(it);
         }
-        down = im.down;
+        if (!im.down.empty()) down = im.down;
       }
       // A session's round in which a link it may cross was down: left out (zero).
       auto leave_out_down_rounds = [&](Session& s) {

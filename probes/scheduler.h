@@ -48,9 +48,10 @@ struct SchedulerConfig {
   // left out of the window and the outage is reported instead.
   double outage_share = 0.5;
   int outage_min_sessions = 4;
-  // Once the poll loop tells the prober what telemetry saw (note_telemetry), a round closes
-  // only when telemetry has been read past its end, waiting at most this long: a link that
-  // went down in the round's last moments is known before the round is judged. 0: never wait.
+  // Once the poll loop tells the prober what telemetry saw (note_telemetry), a round is
+  // judged only when telemetry has been read past its end, waiting at most this long: a link
+  // that flapped in the round's last moments is known before the round is judged. Replies
+  // arriving in this wait are late, as after any round. 0: never wait.
   double telemetry_wait_s = 0;
   PlanConfig plan;
   LocalizeConfig localize;
@@ -93,12 +94,12 @@ class ProbeScheduler {
   size_t link_sessions() const;
   size_t path_sessions() const;
   std::vector<RoundResult> take_results();
-  // From the poll loop, after each poll: the links telemetry saw down or changing carrier,
-  // and the time its readings go up to (every device read was read after it). A session's
-  // round in which a link it may cross was down is left out of localization: a path that
-  // crossed a flapping uplink says nothing of its other links (the flap is the link flap
-  // detector's). Cheap and never blocks on the prober's work.
-  void note_telemetry(std::span<const LinkDownSpan> down, Time read_after);
+  // From the poll loop, after each poll: the links whose carrier telemetry saw change, and
+  // when the poll began on the monotonic clock (the devices it read were read after it). A
+  // session's round in which a link it may cross changed carrier is left out of
+  // localization: a path that crossed a flapping uplink says nothing of its other links
+  // (the flap is the link flap detector's). Cheap; never waits on the prober's work.
+  void note_telemetry(std::span<const LinkDownSpan> down, Duration read_after);
   const SchedulerCounters& counters() const { return counters_; }
 
  private:

@@ -356,7 +356,7 @@ void Daemon::cycle(const LeadershipState& leadership) {
     due.erase(over_snmp, due.end());
   }
   const auto scrape_start = std::chrono::steady_clock::now();
-  const Time read_after = clock_.now();  // every answer of this poll was read after it
+  const Duration read_after = clock_.monotonic();  // this poll's answers were all read after it
   auto results = p_.collector.scrape(due, clock_, hand_over);
   if (!snmp_due.empty()) {
     const telemetry::SnmpCounters before = p_.snmp->counters();

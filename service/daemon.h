@@ -137,8 +137,8 @@ class Daemon {
   const Clock& clock_;
   std::unique_ptr<probes::ProbeScheduler> prober_;
   uint64_t probe_packets_seen_ = 0;  // the prober's packets already added to medic_probe_packets_sent_total
-  uint64_t probes_late_seen_ = 0;
-  uint64_t probe_left_seen_ = 0;     // and its rounds left to down links    // and its late or foreign replies to medic_probes_late_total
+  uint64_t probes_late_seen_ = 0;    // and its late or foreign replies to medic_probes_late_total
+  uint64_t probe_left_seen_ = 0;     // and its rounds left to links whose carrier changed
   bool can_probe_ = false;
   std::vector<telemetry::ScrapeTarget> targets_;  // HTTP and SNMP, told apart by is_snmp_url
   std::vector<triage::Maintenance> maintenance_;

@@ -481,17 +481,21 @@ TEST_F(SchedulerTest, RoundsInWhichTelemetrySawALinkDownAreLeftOutOfItsSessions)
   ASSERT_TRUE(s.start().ok());
   ASSERT_FALSE(take_rounds(s, 1, 60s).empty());
 
-  const Time from = clock.now();
+  const Duration from = clock.monotonic();
   emu.set_link_up(down, false);
-  // The poll loop's note, as every poll gives it while the link is down.
-  auto note = [&](Time to) {
-    const std::vector<LinkDownSpan> spans{{down, from, to}};
-    s.note_telemetry(spans, clock.now());
+  // The poll loop's note: the link's carrier changed between two readings. Polls see the
+  // link going down, then (as a flapping link does) its carrier changing again, poll after
+  // poll, each a span from the last reading.
+  Duration last = from;
+  auto note = [&](Duration to) {
+    const std::vector<LinkDownSpan> spans{{down, last, to}};
+    s.note_telemetry(spans, clock.monotonic());
+    last = to;
   };
   std::vector<RoundResult> rounds;
   testing::eventually(
       [&] {
-        note(clock.now());
+        note(clock.monotonic());
         for (auto& r : s.take_results()) rounds.push_back(std::move(r));
         return rounds.size() >= 4;
       },
@@ -513,7 +517,7 @@ TEST_F(SchedulerTest, RoundsInWhichTelemetrySawALinkDownAreLeftOutOfItsSessions)
   // Up again, the last note ends now: rounds after it count, and come back clean.
   emu.set_link_up(down, true);
   const Time up_at = clock.now();
-  note(up_at);
+  note(clock.monotonic());
   const auto after = rounds_until(
       s,
       [&](const RoundResult& r) {
@@ -537,7 +541,7 @@ TEST_F(SchedulerTest, ARoundWaitsForTelemetryReadPastItsEnd) {
   ProbeScheduler s(topo, c, clock);
   ASSERT_TRUE(s.start().ok());
   ASSERT_FALSE(take_rounds(s, 1, 60s).empty());
-  s.note_telemetry({}, clock.now());  // read up to now, then the polls stall
+  s.note_telemetry({}, clock.monotonic());  // read up to now, then the polls stall
   (void)s.take_results();
   // Rounds of 0.5 s: ten of them would close in these 5 s; none may while nothing is read.
   std::this_thread::sleep_for(5s);
@@ -546,7 +550,7 @@ TEST_F(SchedulerTest, ARoundWaitsForTelemetryReadPastItsEnd) {
   std::vector<RoundResult> later;
   testing::eventually(
       [&] {
-        s.note_telemetry({}, clock.now());
+        s.note_telemetry({}, clock.monotonic());
         for (auto& r : s.take_results()) later.push_back(std::move(r));
         return later.size() >= 2;
       },
