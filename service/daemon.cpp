@@ -85,8 +85,9 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
                                    "poll; medic_probes_sent_total counts finished rounds).")),
       probe_rounds_left_to_down_links(
           r.counter("medic_probe_rounds_left_to_down_links_total",
-                    "Probe sessions' rounds left out of localization because a link they may cross was down or "
-                    "changed carrier in that round, as telemetry saw it (the link flap detector judges the link).")),
+                    "Probe sessions' rounds left out of localization because telemetry saw the carrier of a link "
+                    "they may cross change in that round (a flap, or the link going down or coming up; the link "
+                    "flap and link down detectors judge the link).")),
       probes_late(r.counter("medic_probes_late_total",
                             "Replies the prober could match to no probe outstanding: late (after their round closed, "
                             "--probe-timeout after its last probe, and already counted lost), repeated, or not STAMP. Many of them with probe loss everywhere: "
@@ -293,7 +294,7 @@ void Daemon::cycle(const LeadershipState& leadership) {
     pc.outage_share = p_.detectors.probe.outage_share;
     pc.outage_min_sessions = p_.detectors.probe.outage_min_sessions;
     // A round is judged once the polls have read past its end (two intervals and a scrape,
-    // at most 30 s), so a link that went down in its last moments is known.
+    // at most 30 s), so a link that flapped in its last moments is known.
     pc.telemetry_wait_s = std::min(30.0, 2 * config_.settings().poll_interval_s + config_.settings().scrape_timeout_s);
     prober_ = std::make_unique<probes::ProbeScheduler>(p_.topology, pc, clock_);
     probe_packets_seen_ = probes_late_seen_ = probe_left_seen_ = 0;
