@@ -292,6 +292,14 @@ TEST_F(PipelineTest, LinksDownOrChangingCarrierAreGivenToTheProber) {
     std::sort(r.begin(), r.end());
     return r;
   };
+  // Both ends of l1 turn (down or up), their carrier counting it.
+  auto turn_l1 = [&](bool up) {
+    fabric.traffic();
+    for (auto* c : {&fabric.rtsw1["eth1"], &fabric.ctsw1["eth1"]}) {
+      c->up = up;
+      c->carrier += 1;
+    }
+  };
   PollOutcome out = poll(p, 0);
   EXPECT_THAT(out.links_down, IsEmpty());
   fabric.traffic();
@@ -306,11 +314,7 @@ TEST_F(PipelineTest, LinksDownOrChangingCarrierAreGivenToTheProber) {
   EXPECT_THAT(out.link_changes, IsEmpty());
 
   // Down on both ends: each end says so; while it stays down, nothing more.
-  fabric.traffic();
-  for (auto* c : {&fabric.rtsw1["eth1"], &fabric.ctsw1["eth1"]}) {
-    c->up = false;
-    c->carrier += 1;
-  }
+  turn_l1(false);
   out = poll(p, 3);
   EXPECT_EQ(spans(out), (std::vector<Span>{{l1, mono_at(2), mono_at(3)}, {l1, mono_at(2), mono_at(3)}}));
   fabric.traffic();
@@ -318,11 +322,7 @@ TEST_F(PipelineTest, LinksDownOrChangingCarrierAreGivenToTheProber) {
   EXPECT_THAT(out.links_down, IsEmpty());
 
   // Up again: a change; then nothing.
-  fabric.traffic();
-  for (auto* c : {&fabric.rtsw1["eth1"], &fabric.ctsw1["eth1"]}) {
-    c->up = true;
-    c->carrier += 1;
-  }
+  turn_l1(true);
   out = poll(p, 5);
   EXPECT_EQ(spans(out), (std::vector<Span>{{l1, mono_at(4), mono_at(5)}, {l1, mono_at(4), mono_at(5)}}));
   fabric.traffic();
