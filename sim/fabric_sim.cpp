@@ -312,7 +312,12 @@ class PromWriter {
 
  private:
   void number(double v, std::chars_format format, int precision) {
-    const auto r = std::to_chars(buf_, buf_ + sizeof buf_ - 1, v, format, precision);
+    // Counters are whole numbers: %.17g prints one below 1e17 as its digits, and the
+    // integer conversion does the same several times faster (-0 keeps its sign).
+    const bool whole = format == std::chars_format::general && precision == 17 && v > -1e17 && v < 1e17 &&
+                       v == std::trunc(v) && !(v == 0 && std::signbit(v));
+    const auto r = whole ? std::to_chars(buf_, buf_ + sizeof buf_ - 1, static_cast<int64_t>(v))
+                         : std::to_chars(buf_, buf_ + sizeof buf_ - 1, v, format, precision);
     *r.ptr = '\n';
     out_.append(buf_, static_cast<size_t>(r.ptr + 1 - buf_));
   }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <set>
@@ -221,6 +223,43 @@ TEST_F(FabricSimTest, PrometheusRenderingParsesAndCoversEveryPort) {
   EXPECT_EQ(sink.values["node_network_receive_bytes_total|device=eth5"], c5.rx_bytes);
   EXPECT_EQ(sink.values.count("optics_rx_power_dbm|interface=eth5|lane=4"), 1u);
   EXPECT_LT(sink.values["optics_rx_power_dbm|interface=eth6|lane=1"], -30);
+}
+
+// Every value prints as "%.17g" would: counters (whole numbers, printed by the integer
+// conversion below 1e17) and whatever an absurd fault puts in their place, past 1e17,
+// negative, fractional, a signed zero.
+TEST_F(FabricSimTest, ValuesPrintAsPercent17g) {
+  const fabric::PortId ports[] = {port("rtsw0001", "eth5"), port("rtsw0001", "eth6"), port("rtsw0001", "eth7"),
+                                  port("rtsw0001", "eth8"), port("rtsw0001", "eth1"), port("rtsw0001", "eth2"),
+                                  port("rtsw0001", "eth3")};
+  const double absurd[] = {1e17, 99999999999999990.0, -5, 1.8446744073709552e19, -0.0, 0.1, -1e17 + 16};
+  for (size_t i = 0; i < std::size(ports); ++i) {
+    Fault f;
+    f.kind = FaultKind::absurd;
+    f.port = ports[i];
+    f.counter = "rx_packets";
+    f.value = absurd[i];
+    sim.apply(f, SimEvent::Phase::start, 1.0);
+  }
+  const std::string text = sim.render_prometheus(device("rtsw0001"), 5.0);
+  auto expect_line = [&](const std::string& family, fabric::PortId p, double v) {
+    char number[64];
+    std::snprintf(number, sizeof number, "%.17g", v);
+    const std::string line = family + "{device=\"" + topo.port(p).name + "\"} " + number + "\n";
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  };
+  size_t whole_seen = 0;
+  for (const fabric::PortId p : topo.ports_of(device("rtsw0001"))) {
+    const PortCounters c = sim.counters(p, 5.0);
+    expect_line("node_network_receive_packets_total", p, c.rx_packets);
+    expect_line("node_network_transmit_bytes_total", p, c.tx_bytes);
+    expect_line("node_network_carrier_changes_total", p, c.carrier_changes);
+    whole_seen += c.tx_bytes > 1000 && c.tx_bytes == std::trunc(c.tx_bytes);
+  }
+  EXPECT_GT(whole_seen, 0u) << "the fast path was not taken";
+  for (size_t i = 0; i < std::size(ports); ++i) expect_line("node_network_receive_packets_total", ports[i], absurd[i]);
+  EXPECT_NE(text.find("node_network_receive_packets_total{device=\"eth1\"} -0\n"), std::string::npos);
+  EXPECT_NE(text.find("node_network_receive_packets_total{device=\"eth5\"} 1e+17\n"), std::string::npos);
 }
 
 // A probe's paths there and back are the ECMP model's for its 5-tuple and the reverse one,
