@@ -32,11 +32,30 @@ counter() {  # URL METRIC -> value (0 if absent or unreachable)
 # start_fabsim PRESET [fabsim arguments...]: the generated fabric served by fabsim; sets
 # FABSIM_PID and FABSIM_T0 (the Unix time its scenario's faults are timed from, as fabsim
 # says) and writes $WORK/topology.json (generated) and $WORK/live.json (as served).
+#
+# With FABSIM_OWN_ADDRESSES=1, every switch and host is served at a loopback address of its
+# own (127.20.0.1, 127.20.0.2, ..., one port for all), as each device of a real fabric has
+# its own: the poller holds a connection to each instead of sharing a few to one address.
 start_fabsim() {
   local preset=$1
   shift
   "$BUILD/cli/medic" fabric gen "$preset" --telemetry prometheus >"$WORK/topology.json"
-  "$BUILD/sim/fabsim" --topology "$WORK/topology.json" --listen 127.0.0.1:0 --export-topology "$WORK/live.json" "$@" \
+  local where=(--listen 127.0.0.1:0)
+  if [[ ${FABSIM_OWN_ADDRESSES:-0} == 1 ]]; then
+    python3 - "$WORK/topology.json" "$(free_port)" <<'PY'
+import json, re, sys
+path, port = sys.argv[1], sys.argv[2]
+topo = json.load(open(path))
+for i, d in enumerate(topo["switches"] + topo["hosts"]):
+    at = lambda url: re.sub(r"^(https?://)[^/]+", lambda m: f"{m.group(1)}127.20.{i // 250}.{i % 250 + 1}:{port}", url)
+    d["telemetry"] = at(d["telemetry"])
+    if isinstance(d.get("driver"), dict) and "url" in d["driver"]:
+        d["driver"]["url"] = at(d["driver"]["url"])
+json.dump(topo, open(path, "w"))
+PY
+    where=(--stamp-port 0)
+  fi
+  "$BUILD/sim/fabsim" --topology "$WORK/topology.json" "${where[@]}" --export-topology "$WORK/live.json" "$@" \
     >"$WORK/fabsim.log" 2>&1 &
   FABSIM_PID=$!
   PIDS+=($FABSIM_PID)

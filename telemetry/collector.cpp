@@ -2,9 +2,12 @@
 
 #include <curl/curl.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <string_view>
 
 #include "common/http_client.h"
 
@@ -15,6 +18,7 @@ namespace {
 struct Transfer {
   CURL* easy = nullptr;
   size_t index = 0;
+  size_t shard = 0;
   std::string body;
   size_t limit = 0;
   bool too_big = false;
@@ -34,37 +38,55 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
 
 }  // namespace
 
-// The multi handle is driven through its socket interface with epoll, so the cost of a
-// wake-up does not grow with the number of connections in flight (poll() over hundreds of
-// sockets per wake-up was a fifth of a zone-wide poll's CPU).
+// The multi handles are driven through their socket interface with epoll, so the cost of
+// a wake-up does not grow with the number of connections in flight (poll() over hundreds
+// of sockets per wake-up was a fifth of a zone-wide poll's CPU).
+//
+// The connections kept between scrapes are spread over several multi handles (shards), a
+// switch always in the same one: libcurl 7.88 walks a multi handle's whole connection
+// cache each time a transfer is removed from it (to find the connection it used last), so
+// one cache holding a connection to each of 6,264 switches made every poll walk about 20
+// million entries, more CPU than parsing the answers (docs/benchmarks.md).
 struct Collector::Impl {
+  struct Shard {
+    Impl* owner = nullptr;
+    uint32_t index = 0;
+    CURLM* multi = nullptr;
+    long timeout_ms = -1;  // from curl's timer callback; -1: none
+    std::chrono::steady_clock::time_point timer_due{};
+    size_t active = 0;     // transfers added and not yet done
+    bool touched = false;  // curl acted on it since its messages were last read
+  };
+  // Connections one shard keeps at most: a removal walks no more than these.
+  static constexpr size_t kKeptPerShard = 256;
+
   CollectorOptions options;
-  CURLM* multi = nullptr;
+  std::vector<Shard> shards;  // sized once: curl holds pointers to them
   int epfd = -1;
-  long timeout_ms = -1;  // from curl's timer callback; -1: none
-  std::chrono::steady_clock::time_point timer_due{};
-  std::vector<Transfer> pool;  // easy handles reused across scrapes (keep-alive)
+  std::vector<Transfer> pool;  // easy handles reused across scrapes
   // Size of each device's last answer, so the next one lands in a buffer of the right size
   // instead of growing through a dozen reallocations.
   std::vector<size_t> last_size;
 
+  // epoll's word for a socket: its shard above, the descriptor below.
   static int on_socket(CURL*, curl_socket_t s, int what, void* userp, void*) {
-    auto* self = static_cast<Impl*>(userp);
+    auto* shard = static_cast<Shard*>(userp);
+    const int epfd = shard->owner->epfd;
     epoll_event ev{};
-    ev.data.fd = s;
+    ev.data.u64 = (uint64_t{shard->index} << 32) | static_cast<uint32_t>(s);
     if (what == CURL_POLL_REMOVE) {
-      epoll_ctl(self->epfd, EPOLL_CTL_DEL, s, nullptr);
+      epoll_ctl(epfd, EPOLL_CTL_DEL, s, nullptr);
       return 0;
     }
     ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
-    if (epoll_ctl(self->epfd, EPOLL_CTL_MOD, s, &ev) != 0) epoll_ctl(self->epfd, EPOLL_CTL_ADD, s, &ev);
+    if (epoll_ctl(epfd, EPOLL_CTL_MOD, s, &ev) != 0) epoll_ctl(epfd, EPOLL_CTL_ADD, s, &ev);
     return 0;
   }
 
   static int on_timer(CURLM*, long timeout_ms, void* userp) {
-    auto* self = static_cast<Impl*>(userp);
-    self->timeout_ms = timeout_ms;
-    self->timer_due = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0L, timeout_ms));
+    auto* shard = static_cast<Shard*>(userp);
+    shard->timeout_ms = timeout_ms;
+    shard->timer_due = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0L, timeout_ms));
     return 0;
   }
 };
@@ -73,20 +95,32 @@ Collector::Collector(CollectorOptions options) : impl_(new Impl) {
   curl_global_setup();
   impl_->options = options;
   if (impl_->options.max_in_flight == 0) impl_->options.max_in_flight = 1;
+  if (impl_->options.max_kept == 0) {
+    rlimit files{};
+    impl_->options.max_kept = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
+                                  ? static_cast<size_t>(files.rlim_cur / 2)
+                                  : 4096;
+  }
   impl_->epfd = epoll_create1(EPOLL_CLOEXEC);
-  impl_->multi = curl_multi_init();
-  curl_multi_setopt(impl_->multi, CURLMOPT_MAXCONNECTS, static_cast<long>(impl_->options.max_in_flight));
-  curl_multi_setopt(impl_->multi, CURLMOPT_SOCKETFUNCTION, &Impl::on_socket);
-  curl_multi_setopt(impl_->multi, CURLMOPT_SOCKETDATA, impl_);
-  curl_multi_setopt(impl_->multi, CURLMOPT_TIMERFUNCTION, &Impl::on_timer);
-  curl_multi_setopt(impl_->multi, CURLMOPT_TIMERDATA, impl_);
+  const size_t shards = std::clamp<size_t>((impl_->options.max_kept + Impl::kKeptPerShard - 1) / Impl::kKeptPerShard, 1, 256);
+  impl_->shards.resize(shards);
+  for (size_t i = 0; i < shards; ++i) {
+    Impl::Shard& sh = impl_->shards[i];
+    sh.owner = impl_;
+    sh.index = static_cast<uint32_t>(i);
+    sh.multi = curl_multi_init();
+    curl_multi_setopt(sh.multi, CURLMOPT_SOCKETFUNCTION, &Impl::on_socket);
+    curl_multi_setopt(sh.multi, CURLMOPT_SOCKETDATA, &sh);
+    curl_multi_setopt(sh.multi, CURLMOPT_TIMERFUNCTION, &Impl::on_timer);
+    curl_multi_setopt(sh.multi, CURLMOPT_TIMERDATA, &sh);
+  }
   impl_->pool.resize(impl_->options.max_in_flight);
   for (auto& t : impl_->pool) t.easy = curl_easy_init();
 }
 
 Collector::~Collector() {
   for (auto& t : impl_->pool) curl_easy_cleanup(t.easy);
-  curl_multi_cleanup(impl_->multi);
+  for (auto& sh : impl_->shards) curl_multi_cleanup(sh.multi);
   if (impl_->epfd >= 0) ::close(impl_->epfd);
   delete impl_;
 }
@@ -99,11 +133,32 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
   size_t next = 0, in_flight = 0;
   int running = 0;
   const auto& opt = impl_->options;
+  auto& shards = impl_->shards;
+  // A target's shard, by where it is served (scheme, host and port, as curl's connection
+  // cache keys them): the same every scrape, so its kept connection is found again, and
+  // switches served from one address share that address's connections.
+  std::vector<size_t> shard_of(targets.size());
+  std::vector<size_t> per_shard(shards.size(), 0);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const std::string_view url = targets[i].url;
+    const size_t scheme = url.find("://");
+    const size_t path = url.find('/', scheme == std::string_view::npos ? 0 : scheme + 3);
+    shard_of[i] = std::hash<std::string_view>{}(url.substr(0, path)) % shards.size();
+    ++per_shard[shard_of[i]];
+  }
+  // A connection kept for every switch (within max_kept), as Prometheus keeps one a
+  // target: with switches at addresses of their own, a cache the size of max_in_flight
+  // would connect (and shake hands over TLS) anew to nearly every switch every poll.
+  const size_t room = std::max(opt.max_in_flight, opt.max_kept / shards.size());
+  for (size_t i = 0; i < shards.size(); ++i) {
+    curl_multi_setopt(shards[i].multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::clamp<size_t>(per_shard[i], 1, room)));
+  }
 
   auto start_one = [&](Transfer* t, size_t index) {
     CURL* e = t->easy;
     curl_easy_reset(e);
     t->index = index;
+    t->shard = shard_of[index];
     t->body.clear();
     const fabric::DeviceId dev = targets[index].device;
     if (dev != fabric::kNone && dev < impl_->last_size.size()) t->body.reserve(impl_->last_size[dev] + 4096);
@@ -125,13 +180,16 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     results[index].device = targets[index].device;
-    curl_multi_add_handle(impl_->multi, e);
+    Impl::Shard& sh = shards[t->shard];
+    curl_multi_add_handle(sh.multi, e);
+    ++sh.active;
+    sh.touched = true;
     ++in_flight;
   };
 
-  auto collect_done = [&] {
+  auto collect_done = [&](Impl::Shard& sh) {
     int queued = 0;
-    while (CURLMsg* msg = curl_multi_info_read(impl_->multi, &queued)) {
+    while (CURLMsg* msg = curl_multi_info_read(sh.multi, &queued)) {
       if (msg->msg != CURLMSG_DONE) continue;
       Transfer* t = nullptr;
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
@@ -160,11 +218,13 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
       } else {
         r.error = t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc);
       }
-      curl_multi_remove_handle(impl_->multi, t->easy);
+      curl_multi_remove_handle(sh.multi, t->easy);
+      --sh.active;
       --in_flight;
       free_list.push_back(t);
       if (on_result) on_result(r);
     }
+    sh.touched = false;
   };
 
   epoll_event events[64];
@@ -175,24 +235,38 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
       start_one(t, next++);
     }
     if (in_flight == 0) break;
-    // Adding handles makes curl ask for an immediate timeout; honour curl's own timer
+    // Adding handles makes curl ask for an immediate timeout; honour curl's own timers
     // otherwise, and never sleep past 100 ms.
-    const int wait = impl_->timeout_ms < 0 ? 100 : static_cast<int>(std::min(impl_->timeout_ms, 100L));
-    const int n = epoll_wait(impl_->epfd, events, 64, wait);
+    auto now = std::chrono::steady_clock::now();
+    long wait = 100;
+    for (const auto& sh : shards) {
+      if (sh.timeout_ms < 0) continue;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(sh.timer_due - now).count();
+      wait = std::min<long>(wait, std::max<long>(0, left));
+    }
+    const int n = epoll_wait(impl_->epfd, events, 64, static_cast<int>(wait));
     for (int i = 0; i < n; ++i) {
       int flags = 0;
       if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) flags |= CURL_CSELECT_IN;
       if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
       if (events[i].events & EPOLLERR) flags |= CURL_CSELECT_ERR;
-      curl_multi_socket_action(impl_->multi, events[i].data.fd, flags, &running);
+      Impl::Shard& sh = shards[events[i].data.u64 >> 32];
+      curl_multi_socket_action(sh.multi, static_cast<curl_socket_t>(events[i].data.u64 & 0xffffffffu), flags, &running);
+      sh.touched = true;
     }
-    // curl's timer (connection and transfer timeouts, new handles) when it is due, even
-    // while other sockets keep the loop busy.
-    if (n <= 0 || (impl_->timeout_ms >= 0 && std::chrono::steady_clock::now() >= impl_->timer_due)) {
-      impl_->timeout_ms = -1;
-      curl_multi_socket_action(impl_->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    // Each shard's timer (connection and transfer timeouts, new handles) when it is due,
+    // even while other sockets keep the loop busy; every busy shard's when nothing came.
+    now = std::chrono::steady_clock::now();
+    for (auto& sh : shards) {
+      if ((n <= 0 && sh.active > 0) || (sh.timeout_ms >= 0 && now >= sh.timer_due)) {
+        sh.timeout_ms = -1;
+        curl_multi_socket_action(sh.multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        sh.touched = true;
+      }
     }
-    collect_done();
+    for (auto& sh : shards) {
+      if (sh.touched) collect_done(sh);
+    }
   }
   return results;
 }

@@ -33,6 +33,10 @@ struct CollectorOptions {
   double connect_timeout_s = 1.0;
   size_t max_in_flight = 256;
   size_t max_body_bytes = 16u << 20;
+  // Connections kept open between scrapes, one per switch address as Prometheus keeps one
+  // a target (0: half the process's open-file limit), spread over one libcurl multi handle
+  // per 256 of them. Never fewer than max_in_flight to one address.
+  size_t max_kept = 0;
 };
 
 class Collector {
@@ -43,10 +47,12 @@ class Collector {
   Collector& operator=(const Collector&) = delete;
 
   // Scrapes every target once, at most max_in_flight at a time, each bounded by the
-  // timeout. One result per target, in the targets' order. `on_result`, when given, is
-  // handed each result the moment it is complete, so the caller can work on it while the
-  // others are still on their way; it may take the body (medicd hands it to its mapping
-  // workers), and the returned result is then left without it.
+  // timeout, over the connections kept from the last scrape where the switch kept them
+  // open (up to one per target, within max_kept). One result per target, in the targets'
+  // order. `on_result`, when given, is handed each result the moment it is complete, so
+  // the caller can work on it while the others are still on their way; it may take the
+  // body (medicd hands it to its mapping workers), and the returned result is then left
+  // without it.
   std::vector<ScrapeResult> scrape(std::span<const ScrapeTarget> targets, const Clock& clock,
                                    const std::function<void(ScrapeResult&)>& on_result = {});
 

@@ -22,10 +22,12 @@ using namespace std::chrono_literals;
 class Server {
  public:
   // "/slow" is answered 300 ms late, on a timer (the server's thread answers the others
-  // meanwhile); "/broken" with a 503. A text answer ends with a newline.
+  // meanwhile); "/broken" with a 503; "/peer" with the asking end's address and port (its
+  // connection). A text answer ends with a newline.
   Server()
       : server_(io_, "127.0.0.1", 0, AsyncHttpHandler([this](HttpRequest r, HttpRespond respond) {
           if (r.path == "/broken") return respond(HttpResponse::text(503, "down for maintenance"));
+          if (r.path == "/peer") return respond(HttpResponse::text(200, r.peer));
           HttpResponse answer = HttpResponse::text(200, "answer of " + r.path);
           if (r.path != "/slow") return respond(std::move(answer));
           auto timer = std::make_shared<asio::steady_timer>(io_, 300ms);
@@ -114,6 +116,41 @@ TEST(Collector, WithoutACallbackTheResultsAreTheSame) {
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].body, "answer of /a\n");
   EXPECT_EQ(results[1].error, "HTTP 503");
+}
+
+// Switches at addresses of their own (here, ports): each keeps its connection from one
+// scrape to the next, though only 4 are asked at a time, as Prometheus keeps one a target.
+// With the cache bounded to 4 (max_kept), most are connected anew every scrape.
+TEST(Collector, KeepsAConnectionToEverySwitchBetweenScrapes) {
+  constexpr size_t kSwitches = 24;
+  std::vector<std::unique_ptr<Server>> switches;
+  std::vector<ScrapeTarget> targets;
+  for (size_t i = 0; i < kSwitches; ++i) {
+    switches.push_back(std::make_unique<Server>());
+    targets.push_back({static_cast<fabric::DeviceId>(i), switches.back()->url("/peer")});
+  }
+  SystemClock clock;
+  auto reconnected = [&](size_t max_kept) {
+    CollectorOptions opt;
+    opt.max_in_flight = 4;
+    opt.max_kept = max_kept;
+    Collector collector(opt);
+    std::vector<ScrapeResult> first = collector.scrape(targets, clock);
+    size_t fresh = 0;
+    for (int scrape = 0; scrape < 2; ++scrape) {
+      const std::vector<ScrapeResult> again = collector.scrape(targets, clock);
+      for (size_t i = 0; i < kSwitches; ++i) {
+        EXPECT_TRUE(again[i].ok && first[i].ok) << i << ": " << again[i].error << first[i].error;
+        EXPECT_EQ(again[i].body.rfind("127.0.0.1:", 0), 0u) << again[i].body;
+        fresh += again[i].body != first[i].body;
+      }
+      first = again;
+    }
+    return fresh;
+  };
+  EXPECT_EQ(reconnected(0), 0u) << "every switch's connection kept (the default: half the open-file limit)";
+  EXPECT_EQ(reconnected(kSwitches), 0u);
+  EXPECT_GE(reconnected(4), kSwitches) << "with room for 4, most are connected anew each scrape";
 }
 
 }  // namespace
