@@ -42,14 +42,25 @@ start_fabsim() {
   "$BUILD/cli/medic" fabric gen "$preset" --telemetry prometheus >"$WORK/topology.json"
   local where=(--listen 127.0.0.1:0)
   if [[ ${FABSIM_OWN_ADDRESSES:-0} == 1 ]]; then
+    # fabsim listens on every address and holds a connection from medicd to each; medicd
+    # keeps one to each within half its open-file limit: both need room.
+    ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+    local devices
+    devices=$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1])); print(len(t["switches"]) + len(t["hosts"]))' "$WORK/topology.json")
+    if (($(ulimit -n) < 2 * devices + 1024)); then
+      echo "bench: each device at its own address needs $((2 * devices + 1024)) open files, the limit is $(ulimit -n)" >&2
+      exit 1
+    fi
     python3 - "$WORK/topology.json" "$(free_port)" <<'PY'
 import json, re, sys
 path, port = sys.argv[1], sys.argv[2]
 topo = json.load(open(path))
 for i, d in enumerate(topo["switches"] + topo["hosts"]):
-    at = lambda url: re.sub(r"^(https?://)[^/]+", lambda m: f"{m.group(1)}127.20.{i // 250}.{i % 250 + 1}:{port}", url)
-    d["telemetry"] = at(d["telemetry"])
-    if isinstance(d.get("driver"), dict) and "url" in d["driver"]:
+    ip = f"127.{20 + i // 62500}.{i % 62500 // 250}.{i % 250 + 1}"
+    at = lambda url: re.sub(r"^(https?://)[^/]+", lambda m: f"{m.group(1)}{ip}:{port}", url)
+    if isinstance(d.get("telemetry"), str):
+        d["telemetry"] = at(d["telemetry"])
+    if isinstance(d.get("driver"), dict) and isinstance(d["driver"].get("url"), str):
         d["driver"]["url"] = at(d["driver"]["url"])
 json.dump(topo, open(path, "w"))
 PY

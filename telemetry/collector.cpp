@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string_view>
+#include <unordered_map>
 
+#include "common/hash.h"
 #include "common/http_client.h"
 
 namespace medic::telemetry {
@@ -42,11 +45,12 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
 // a wake-up does not grow with the number of connections in flight (poll() over hundreds
 // of sockets per wake-up was a fifth of a zone-wide poll's CPU).
 //
-// The connections kept between scrapes are spread over several multi handles (shards), a
-// switch always in the same one: libcurl 7.88 walks a multi handle's whole connection
+// The connections kept between scrapes are spread over several multi handles (shards), an
+// address always in the same one: libcurl 7.88 walks a multi handle's whole connection
 // cache each time a transfer is removed from it (to find the connection it used last), so
-// one cache holding a connection to each of 6,264 switches made every poll walk about 20
-// million entries, more CPU than parsing the answers (docs/benchmarks.md).
+// one cache holding a connection to each of 6,264 switches made a zone32k poll walk about
+// 20 million entries, more CPU than parsing the answers (docs/benchmarks.md, "Switches at
+// addresses of their own").
 struct Collector::Impl {
   struct Shard {
     Impl* owner = nullptr;
@@ -55,18 +59,32 @@ struct Collector::Impl {
     long timeout_ms = -1;  // from curl's timer callback; -1: none
     std::chrono::steady_clock::time_point timer_due{};
     size_t active = 0;     // transfers added and not yet done
+    size_t addresses = 0;  // addresses given to it
     bool touched = false;  // curl acted on it since its messages were last read
   };
-  // Connections one shard keeps at most: a removal walks no more than these.
-  static constexpr size_t kKeptPerShard = 256;
 
   CollectorOptions options;
-  std::vector<Shard> shards;  // sized once: curl holds pointers to them
+  std::vector<std::unique_ptr<Shard>> shards;  // curl holds pointers to them; added as needed
+  // Every address scraped so far (scheme://host:port as its URLs write it) and its shard.
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> shard_of_address;
   int epfd = -1;
   std::vector<Transfer> pool;  // easy handles reused across scrapes
   // Size of each device's last answer, so the next one lands in a buffer of the right size
   // instead of growing through a dozen reallocations.
   std::vector<size_t> last_size;
+
+  Shard& add_shard() {
+    auto sh = std::make_unique<Shard>();
+    sh->owner = this;
+    sh->index = static_cast<uint32_t>(shards.size());
+    sh->multi = curl_multi_init();
+    curl_multi_setopt(sh->multi, CURLMOPT_SOCKETFUNCTION, &Impl::on_socket);
+    curl_multi_setopt(sh->multi, CURLMOPT_SOCKETDATA, sh.get());
+    curl_multi_setopt(sh->multi, CURLMOPT_TIMERFUNCTION, &Impl::on_timer);
+    curl_multi_setopt(sh->multi, CURLMOPT_TIMERDATA, sh.get());
+    shards.push_back(std::move(sh));
+    return *shards.back();
+  }
 
   // epoll's word for a socket: its shard above, the descriptor below.
   static int on_socket(CURL*, curl_socket_t s, int what, void* userp, void*) {
@@ -95,6 +113,7 @@ Collector::Collector(CollectorOptions options) : impl_(new Impl) {
   curl_global_setup();
   impl_->options = options;
   if (impl_->options.max_in_flight == 0) impl_->options.max_in_flight = 1;
+  if (impl_->options.kept_per_shard == 0) impl_->options.kept_per_shard = 1;
   if (impl_->options.max_kept == 0) {
     rlimit files{};
     impl_->options.max_kept = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
@@ -102,25 +121,14 @@ Collector::Collector(CollectorOptions options) : impl_(new Impl) {
                                   : 4096;
   }
   impl_->epfd = epoll_create1(EPOLL_CLOEXEC);
-  const size_t shards = std::clamp<size_t>((impl_->options.max_kept + Impl::kKeptPerShard - 1) / Impl::kKeptPerShard, 1, 256);
-  impl_->shards.resize(shards);
-  for (size_t i = 0; i < shards; ++i) {
-    Impl::Shard& sh = impl_->shards[i];
-    sh.owner = impl_;
-    sh.index = static_cast<uint32_t>(i);
-    sh.multi = curl_multi_init();
-    curl_multi_setopt(sh.multi, CURLMOPT_SOCKETFUNCTION, &Impl::on_socket);
-    curl_multi_setopt(sh.multi, CURLMOPT_SOCKETDATA, &sh);
-    curl_multi_setopt(sh.multi, CURLMOPT_TIMERFUNCTION, &Impl::on_timer);
-    curl_multi_setopt(sh.multi, CURLMOPT_TIMERDATA, &sh);
-  }
+  impl_->add_shard();
   impl_->pool.resize(impl_->options.max_in_flight);
   for (auto& t : impl_->pool) t.easy = curl_easy_init();
 }
 
 Collector::~Collector() {
   for (auto& t : impl_->pool) curl_easy_cleanup(t.easy);
-  for (auto& sh : impl_->shards) curl_multi_cleanup(sh.multi);
+  for (auto& sh : impl_->shards) curl_multi_cleanup(sh->multi);
   if (impl_->epfd >= 0) ::close(impl_->epfd);
   delete impl_;
 }
@@ -134,24 +142,49 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
   int running = 0;
   const auto& opt = impl_->options;
   auto& shards = impl_->shards;
-  // A target's shard, by where it is served (scheme, host and port, as curl's connection
-  // cache keys them): the same every scrape, so its kept connection is found again, and
-  // switches served from one address share that address's connections.
-  std::vector<size_t> shard_of(targets.size());
-  std::vector<size_t> per_shard(shards.size(), 0);
-  for (size_t i = 0; i < targets.size(); ++i) {
-    const std::string_view url = targets[i].url;
-    const size_t scheme = url.find("://");
-    const size_t path = url.find('/', scheme == std::string_view::npos ? 0 : scheme + 3);
-    shard_of[i] = std::hash<std::string_view>{}(url.substr(0, path)) % shards.size();
-    ++per_shard[shard_of[i]];
-  }
-  // A connection kept for every switch (within max_kept), as Prometheus keeps one a
-  // target: with switches at addresses of their own, a cache the size of max_in_flight
-  // would connect (and shake hands over TLS) anew to nearly every switch every poll.
-  const size_t room = std::max(opt.max_in_flight, opt.max_kept / shards.size());
-  for (size_t i = 0; i < shards.size(); ++i) {
-    curl_multi_setopt(shards[i].multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::clamp<size_t>(per_shard[i], 1, room)));
+  // Each target's shard, by its address (scheme://host:port as its URL writes it): the same
+  // every scrape, so its kept connection is found again, and switches served from one
+  // address share that address's connections. A new address goes to the shard holding the
+  // fewest, shards being added up to one per kept_per_shard addresses (within max_kept).
+  std::vector<uint32_t> shard_of(targets.size());
+  {
+    auto address_of = [](std::string_view url) {
+      const size_t scheme = url.find("://");
+      return url.substr(0, url.find('/', scheme == std::string_view::npos ? 0 : scheme + 3));
+    };
+    size_t addresses = impl_->shard_of_address.size();
+    for (const auto& t : targets) addresses += !impl_->shard_of_address.contains(address_of(t.url));
+    const size_t wanted = std::clamp<size_t>(
+        (std::min(addresses, opt.max_kept) + opt.kept_per_shard - 1) / opt.kept_per_shard, 1, 256);
+    while (shards.size() < wanted) impl_->add_shard();
+    std::vector<size_t> targets_in(shards.size(), 0), addresses_in(shards.size(), 0);
+    std::unordered_map<std::string_view, uint32_t> seen;  // this scrape's addresses
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const std::string_view address = address_of(targets[i].url);
+      auto it = seen.find(address);
+      if (it == seen.end()) {
+        auto known = impl_->shard_of_address.find(address);
+        if (known == impl_->shard_of_address.end()) {
+          const auto least = std::min_element(shards.begin(), shards.end(),
+                                              [](const auto& a, const auto& b) { return a->addresses < b->addresses; });
+          ++(*least)->addresses;
+          known = impl_->shard_of_address.emplace(std::string(address), (*least)->index).first;
+        }
+        it = seen.emplace(address, known->second).first;
+        ++addresses_in[it->second];
+      }
+      shard_of[i] = it->second;
+      ++targets_in[it->second];
+    }
+    // A connection kept for each of a shard's addresses, as Prometheus keeps one a target
+    // (with switches at addresses of their own, a cache the size of max_in_flight would
+    // connect, and shake hands over TLS, anew to nearly every switch every poll), and the
+    // ones in flight at once to an address serving several.
+    const size_t room = std::max(opt.max_in_flight, opt.max_kept / shards.size());
+    for (size_t i = 0; i < shards.size(); ++i) {
+      const size_t want = addresses_in[i] + std::min(targets_in[i] - addresses_in[i], opt.max_in_flight);
+      curl_multi_setopt(shards[i]->multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::clamp<size_t>(want, 1, room)));
+    }
   }
 
   auto start_one = [&](Transfer* t, size_t index) {
@@ -180,8 +213,16 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     results[index].device = targets[index].device;
-    Impl::Shard& sh = shards[t->shard];
-    curl_multi_add_handle(sh.multi, e);
+    Impl::Shard& sh = *shards[t->shard];
+    if (const CURLMcode rc = curl_multi_add_handle(sh.multi, e); rc != CURLM_OK) {
+      ScrapeResult& r = results[index];
+      r.time = clock.now();
+      r.mono = clock.monotonic();
+      r.error = std::string("cannot start the request: ") + curl_multi_strerror(rc);
+      free_list.push_back(t);
+      if (on_result) on_result(r);
+      return;
+    }
     ++sh.active;
     sh.touched = true;
     ++in_flight;
@@ -235,14 +276,16 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
       start_one(t, next++);
     }
     if (in_flight == 0) break;
-    // Adding handles makes curl ask for an immediate timeout; honour curl's own timers
-    // otherwise, and never sleep past 100 ms.
+    // Adding handles makes curl ask for an immediate timeout; honour each shard's timer
+    // otherwise (rounded up: waking before it is due would only spin), and never sleep
+    // past 100 ms.
     auto now = std::chrono::steady_clock::now();
-    long wait = 100;
+    constexpr long kIdleMs = 100;
+    long wait = kIdleMs;
     for (const auto& sh : shards) {
-      if (sh.timeout_ms < 0) continue;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(sh.timer_due - now).count();
-      wait = std::min<long>(wait, std::max<long>(0, left));
+      if (sh->timeout_ms < 0) continue;
+      const auto left_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(sh->timer_due - now).count();
+      wait = std::min<long>(wait, std::max<long>(0, (left_ns + 999'999) / 1'000'000));
     }
     const int n = epoll_wait(impl_->epfd, events, 64, static_cast<int>(wait));
     for (int i = 0; i < n; ++i) {
@@ -250,22 +293,24 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
       if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) flags |= CURL_CSELECT_IN;
       if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
       if (events[i].events & EPOLLERR) flags |= CURL_CSELECT_ERR;
-      Impl::Shard& sh = shards[events[i].data.u64 >> 32];
+      Impl::Shard& sh = *shards[events[i].data.u64 >> 32];
       curl_multi_socket_action(sh.multi, static_cast<curl_socket_t>(events[i].data.u64 & 0xffffffffu), flags, &running);
       sh.touched = true;
     }
     // Each shard's timer (connection and transfer timeouts, new handles) when it is due,
-    // even while other sockets keep the loop busy; every busy shard's when nothing came.
+    // even while other sockets keep the loop busy; every busy shard's after a whole idle
+    // wait with nothing to do.
     now = std::chrono::steady_clock::now();
+    const bool idle = n == 0 && wait == kIdleMs;
     for (auto& sh : shards) {
-      if ((n <= 0 && sh.active > 0) || (sh.timeout_ms >= 0 && now >= sh.timer_due)) {
-        sh.timeout_ms = -1;
-        curl_multi_socket_action(sh.multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        sh.touched = true;
+      if ((idle && sh->active > 0) || (sh->timeout_ms >= 0 && now >= sh->timer_due)) {
+        sh->timeout_ms = -1;
+        curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        sh->touched = true;
       }
     }
     for (auto& sh : shards) {
-      if (sh.touched) collect_done(sh);
+      if (sh->touched) collect_done(*sh);
     }
   }
   return results;

@@ -33,10 +33,15 @@ struct CollectorOptions {
   double connect_timeout_s = 1.0;
   size_t max_in_flight = 256;
   size_t max_body_bytes = 16u << 20;
-  // Connections kept open between scrapes, one per switch address as Prometheus keeps one
-  // a target (0: half the process's open-file limit), spread over one libcurl multi handle
-  // per 256 of them. Never fewer than max_in_flight to one address.
+  // Connections kept open between scrapes: one to every address (scheme://host:port), as
+  // Prometheus keeps one a target, and those in flight at once to an address serving
+  // several switches; at most max_kept addresses' (0: half the process's open-file limit).
+  // They are reused while the switch keeps them open and for curl's 118 s at most.
   size_t max_kept = 0;
+  // Addresses a libcurl multi handle holds: each removal of a finished request from one
+  // walks its whole connection cache (libcurl 7.88), so the addresses are spread over one
+  // handle per this many (up to 256 handles).
+  size_t kept_per_shard = 256;
 };
 
 class Collector {

@@ -23,11 +23,12 @@ class Server {
  public:
   // "/slow" is answered 300 ms late, on a timer (the server's thread answers the others
   // meanwhile); "/broken" with a 503; "/peer" with the asking end's address and port (its
-  // connection). A text answer ends with a newline.
+  // connection); "/never" not at all. A text answer ends with a newline.
   Server()
       : server_(io_, "127.0.0.1", 0, AsyncHttpHandler([this](HttpRequest r, HttpRespond respond) {
           if (r.path == "/broken") return respond(HttpResponse::text(503, "down for maintenance"));
           if (r.path == "/peer") return respond(HttpResponse::text(200, r.peer));
+          if (r.path == "/never") return held_.push_back(std::move(respond));  // kept, never called
           HttpResponse answer = HttpResponse::text(200, "answer of " + r.path);
           if (r.path != "/slow") return respond(std::move(answer));
           auto timer = std::make_shared<asio::steady_timer>(io_, 300ms);
@@ -45,6 +46,7 @@ class Server {
 
  private:
   asio::io_context io_;
+  std::vector<HttpRespond> held_;  // the server's thread only
   HttpServer server_;
   std::thread thread_;
 };
@@ -119,8 +121,9 @@ TEST(Collector, WithoutACallbackTheResultsAreTheSame) {
 }
 
 // Switches at addresses of their own (here, ports): each keeps its connection from one
-// scrape to the next, though only 4 are asked at a time, as Prometheus keeps one a target.
-// With the cache bounded to 4 (max_kept), most are connected anew every scrape.
+// scrape to the next, though only 4 are asked at a time, as Prometheus keeps one a target;
+// the same with the addresses spread over 6 libcurl multi handles (kept_per_shard 4). With
+// room for 4 (max_kept), most are connected anew every scrape.
 TEST(Collector, KeepsAConnectionToEverySwitchBetweenScrapes) {
   constexpr size_t kSwitches = 24;
   std::vector<std::unique_ptr<Server>> switches;
@@ -130,10 +133,11 @@ TEST(Collector, KeepsAConnectionToEverySwitchBetweenScrapes) {
     targets.push_back({static_cast<fabric::DeviceId>(i), switches.back()->url("/peer")});
   }
   SystemClock clock;
-  auto reconnected = [&](size_t max_kept) {
+  auto reconnected = [&](size_t max_kept, size_t kept_per_shard) {
     CollectorOptions opt;
     opt.max_in_flight = 4;
     opt.max_kept = max_kept;
+    opt.kept_per_shard = kept_per_shard;
     Collector collector(opt);
     std::vector<ScrapeResult> first = collector.scrape(targets, clock);
     size_t fresh = 0;
@@ -148,9 +152,45 @@ TEST(Collector, KeepsAConnectionToEverySwitchBetweenScrapes) {
     }
     return fresh;
   };
-  EXPECT_EQ(reconnected(0), 0u) << "every switch's connection kept (the default: half the open-file limit)";
-  EXPECT_EQ(reconnected(kSwitches), 0u);
-  EXPECT_GE(reconnected(4), kSwitches) << "with room for 4, most are connected anew each scrape";
+  EXPECT_EQ(reconnected(0, 256), 0u) << "every switch's connection kept (the default: half the open-file limit)";
+  EXPECT_EQ(reconnected(kSwitches, 256), 0u);
+  EXPECT_EQ(reconnected(kSwitches, 4), 0u) << "over 6 multi handles";
+  EXPECT_GE(reconnected(4, 4), kSwitches) << "with room for 4, most are connected anew each scrape";
+}
+
+// A switch that never answers times out on its own multi handle's timer while the others,
+// spread over the rest, answer and keep their connections.
+TEST(Collector, ASilentSwitchTimesOutWhileTheOthersAnswerOverTheirKeptConnections) {
+  constexpr size_t kSwitches = 12;
+  std::vector<std::unique_ptr<Server>> switches;
+  std::vector<ScrapeTarget> targets;
+  for (size_t i = 0; i < kSwitches; ++i) {
+    switches.push_back(std::make_unique<Server>());
+    targets.push_back({static_cast<fabric::DeviceId>(i), switches.back()->url(i == 5 ? "/never" : "/peer")});
+  }
+  CollectorOptions opt;
+  opt.timeout_s = 0.5;
+  opt.max_in_flight = 3;
+  opt.kept_per_shard = 2;
+  Collector collector(opt);
+  SystemClock clock;
+  const auto first = collector.scrape(targets, clock);
+  const auto again = collector.scrape(targets, clock);
+  for (const auto* results : {&first, &again}) {
+    for (size_t i = 0; i < kSwitches; ++i) {
+      if (i == 5) {
+        EXPECT_FALSE((*results)[i].ok);
+        EXPECT_EQ((*results)[i].error, "timeout after 500 ms");
+      } else {
+        EXPECT_TRUE((*results)[i].ok) << i << ": " << (*results)[i].error;
+      }
+    }
+  }
+  for (size_t i = 0; i < kSwitches; ++i) {
+    if (i != 5) {
+      EXPECT_EQ(again[i].body, first[i].body) << i << ": its connection was kept";
+    }
+  }
 }
 
 }  // namespace
