@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -120,18 +121,26 @@ TEST(Collector, WithoutACallbackTheResultsAreTheSame) {
   EXPECT_EQ(results[1].error, "HTTP 503");
 }
 
+// Switches each served at an address of its own (here, a port): device i asks for path(i).
+struct Switches {
+  Switches(size_t n, const std::function<std::string(size_t)>& path) {
+    for (size_t i = 0; i < n; ++i) {
+      servers.push_back(std::make_unique<Server>());
+      targets.push_back({static_cast<fabric::DeviceId>(i), servers.back()->url(path(i))});
+    }
+  }
+  std::vector<std::unique_ptr<Server>> servers;
+  std::vector<ScrapeTarget> targets;
+};
+
 // Switches at addresses of their own (here, ports): each keeps its connection from one
 // scrape to the next, though only 4 are asked at a time, as Prometheus keeps one a target;
 // the same with the addresses spread over 6 libcurl multi handles (kept_per_shard 4). With
 // room for 4 (max_kept), most are connected anew every scrape.
 TEST(Collector, KeepsAConnectionToEverySwitchBetweenScrapes) {
   constexpr size_t kSwitches = 24;
-  std::vector<std::unique_ptr<Server>> switches;
-  std::vector<ScrapeTarget> targets;
-  for (size_t i = 0; i < kSwitches; ++i) {
-    switches.push_back(std::make_unique<Server>());
-    targets.push_back({static_cast<fabric::DeviceId>(i), switches.back()->url("/peer")});
-  }
+  const Switches switches(kSwitches, [](size_t) { return "/peer"; });
+  const std::vector<ScrapeTarget>& targets = switches.targets;
   SystemClock clock;
   auto reconnected = [&](size_t max_kept, size_t kept_per_shard) {
     CollectorOptions opt;
@@ -162,12 +171,8 @@ TEST(Collector, KeepsAConnectionToEverySwitchBetweenScrapes) {
 // spread over the rest, answer and keep their connections.
 TEST(Collector, ASilentSwitchTimesOutWhileTheOthersAnswerOverTheirKeptConnections) {
   constexpr size_t kSwitches = 12;
-  std::vector<std::unique_ptr<Server>> switches;
-  std::vector<ScrapeTarget> targets;
-  for (size_t i = 0; i < kSwitches; ++i) {
-    switches.push_back(std::make_unique<Server>());
-    targets.push_back({static_cast<fabric::DeviceId>(i), switches.back()->url(i == 5 ? "/never" : "/peer")});
-  }
+  const Switches switches(kSwitches, [](size_t i) { return i == 5 ? "/never" : "/peer"; });
+  const std::vector<ScrapeTarget>& targets = switches.targets;
   CollectorOptions opt;
   opt.timeout_s = 0.5;
   opt.max_in_flight = 3;
