@@ -22,6 +22,7 @@ struct Transfer {
   CURL* easy = nullptr;
   size_t index = 0;
   size_t shard = 0;
+  bool attached = false;  // added to its shard's multi handle and not yet removed
   std::string body;
   size_t limit = 0;
   bool too_big = false;
@@ -47,7 +48,8 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
 //
 // The connections kept between scrapes are spread over several multi handles (shards), an
 // address always in the same one: libcurl 7.88 walks a multi handle's whole connection
-// cache each time a transfer is removed from it (to find the connection it used last), so
+// cache each time a transfer is removed from it (looking for the connection it used last,
+// to close it if it was connect-only), so
 // one cache holding a connection to each of 6,264 switches made a zone32k poll walk about
 // 20 million entries, more CPU than parsing the answers (docs/benchmarks.md, "Switches at
 // addresses of their own").
@@ -152,13 +154,18 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
       const size_t scheme = url.find("://");
       return url.substr(0, url.find('/', scheme == std::string_view::npos ? 0 : scheme + 3));
     };
-    size_t addresses = impl_->shard_of_address.size();
-    for (const auto& t : targets) addresses += !impl_->shard_of_address.contains(address_of(t.url));
+    std::unordered_map<std::string_view, uint32_t> seen;  // this scrape's addresses
+    size_t fresh = 0;
+    for (const auto& t : targets) {
+      const std::string_view address = address_of(t.url);
+      if (seen.emplace(address, 0).second) fresh += !impl_->shard_of_address.contains(address);
+    }
+    seen.clear();
+    const size_t addresses = impl_->shard_of_address.size() + fresh;
     const size_t wanted = std::clamp<size_t>(
         (std::min(addresses, opt.max_kept) + opt.kept_per_shard - 1) / opt.kept_per_shard, 1, 256);
     while (shards.size() < wanted) impl_->add_shard();
     std::vector<size_t> targets_in(shards.size(), 0), addresses_in(shards.size(), 0);
-    std::unordered_map<std::string_view, uint32_t> seen;  // this scrape's addresses
     for (size_t i = 0; i < targets.size(); ++i) {
       const std::string_view address = address_of(targets[i].url);
       auto it = seen.find(address);
@@ -179,8 +186,8 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
     // A connection kept for each of a shard's addresses, as Prometheus keeps one a target
     // (with switches at addresses of their own, a cache the size of max_in_flight would
     // connect, and shake hands over TLS, anew to nearly every switch every poll), and the
-    // ones in flight at once to an address serving several.
-    const size_t room = std::max(opt.max_in_flight, opt.max_kept / shards.size());
+    // ones in flight at once to an address serving several; max_kept over all shards.
+    const size_t room = std::max<size_t>(1, opt.max_kept / shards.size());
     for (size_t i = 0; i < shards.size(); ++i) {
       const size_t want = addresses_in[i] + std::min(targets_in[i] - addresses_in[i], opt.max_in_flight);
       curl_multi_setopt(shards[i]->multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::clamp<size_t>(want, 1, room)));
@@ -223,10 +230,24 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
       if (on_result) on_result(r);
       return;
     }
+    t->attached = true;
     ++sh.active;
     sh.touched = true;
     ++in_flight;
   };
+  // Should on_result throw, no request is left attached to a multi handle (the next scrape
+  // could not add its easy handle again).
+  struct Detach {
+    Impl& impl;
+    ~Detach() {
+      for (auto& t : impl.pool) {
+        if (!t.attached) continue;
+        curl_multi_remove_handle(impl.shards[t.shard]->multi, t.easy);
+        t.attached = false;
+        --impl.shards[t.shard]->active;
+      }
+    }
+  } detach{*impl_};
 
   auto collect_done = [&](Impl::Shard& sh) {
     int queued = 0;
@@ -260,6 +281,7 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
         r.error = t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc);
       }
       curl_multi_remove_handle(sh.multi, t->easy);
+      t->attached = false;
       --sh.active;
       --in_flight;
       free_list.push_back(t);
@@ -315,5 +337,7 @@ std::vector<ScrapeResult> Collector::scrape(std::span<const ScrapeTarget> target
   }
   return results;
 }
+
+size_t Collector::multi_handles() const { return impl_->shards.size(); }
 
 }  // namespace medic::telemetry

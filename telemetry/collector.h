@@ -35,8 +35,8 @@ struct CollectorOptions {
   size_t max_body_bytes = 16u << 20;
   // Connections kept open between scrapes: one to every address (scheme://host:port), as
   // Prometheus keeps one a target, and those in flight at once to an address serving
-  // several switches; at most max_kept addresses' (0: half the process's open-file limit).
-  // They are reused while the switch keeps them open and for curl's 118 s at most.
+  // several switches; max_kept at most (0: half the process's open-file limit). One is
+  // reused while the switch keeps it open and unless it idled past curl's 118 s.
   size_t max_kept = 0;
   // Addresses a libcurl multi handle holds: each removal of a finished request from one
   // walks its whole connection cache (libcurl 7.88), so the addresses are spread over one
@@ -60,6 +60,9 @@ class Collector {
   // without it.
   std::vector<ScrapeResult> scrape(std::span<const ScrapeTarget> targets, const Clock& clock,
                                    const std::function<void(ScrapeResult&)>& on_result = {});
+
+  // libcurl multi handles made so far: one per kept_per_shard addresses scraped.
+  size_t multi_handles() const;
 
  private:
   struct Impl;

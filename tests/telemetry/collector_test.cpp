@@ -8,6 +8,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,12 +144,13 @@ TEST(Collector, KeepsAConnectionToEverySwitchBetweenScrapes) {
   const Switches switches(kSwitches, [](size_t) { return "/peer"; });
   const std::vector<ScrapeTarget>& targets = switches.targets;
   SystemClock clock;
-  auto reconnected = [&](size_t max_kept, size_t kept_per_shard) {
+  auto reconnected = [&](size_t max_kept, size_t kept_per_shard, size_t handles) {
     CollectorOptions opt;
     opt.max_in_flight = 4;
     opt.max_kept = max_kept;
     opt.kept_per_shard = kept_per_shard;
     Collector collector(opt);
+    EXPECT_EQ(collector.multi_handles(), 1u);
     std::vector<ScrapeResult> first = collector.scrape(targets, clock);
     size_t fresh = 0;
     for (int scrape = 0; scrape < 2; ++scrape) {
@@ -159,12 +162,13 @@ TEST(Collector, KeepsAConnectionToEverySwitchBetweenScrapes) {
       }
       first = again;
     }
+    EXPECT_EQ(collector.multi_handles(), handles);
     return fresh;
   };
-  EXPECT_EQ(reconnected(0, 256), 0u) << "every switch's connection kept (the default: half the open-file limit)";
-  EXPECT_EQ(reconnected(kSwitches, 256), 0u);
-  EXPECT_EQ(reconnected(kSwitches, 4), 0u) << "over 6 multi handles";
-  EXPECT_GE(reconnected(4, 4), kSwitches) << "with room for 4, most are connected anew each scrape";
+  EXPECT_EQ(reconnected(0, 256, 1), 0u) << "every switch's connection kept (the default: half the open-file limit)";
+  EXPECT_EQ(reconnected(kSwitches, 256, 1), 0u);
+  EXPECT_EQ(reconnected(kSwitches, 4, 6), 0u) << "over 6 multi handles";
+  EXPECT_GE(reconnected(4, 4, 1), kSwitches) << "with room for 4, most are connected anew each scrape";
 }
 
 // A switch that never answers times out on its own multi handle's timer while the others,
@@ -196,6 +200,47 @@ TEST(Collector, ASilentSwitchTimesOutWhileTheOthersAnswerOverTheirKeptConnection
       EXPECT_EQ(again[i].body, first[i].body) << i << ": its connection was kept";
     }
   }
+}
+
+// Ten switches behind one address (a gateway, or fabsim) beside six at their own: one
+// multi handle per 2 addresses (7 addresses, 4 handles), and the shared address served
+// over the same 3 connections (as many as are in flight) in both scrapes.
+TEST(Collector, SwitchesSharingAnAddressShareItsConnections) {
+  Server gateway;
+  const Switches own(6, [](size_t) { return "/peer"; });
+  std::vector<ScrapeTarget> targets = own.targets;
+  for (fabric::DeviceId d = 6; d < 16; ++d) targets.push_back({d, gateway.url("/peer")});
+  CollectorOptions opt;
+  opt.max_in_flight = 3;
+  opt.kept_per_shard = 2;
+  Collector collector(opt);
+  SystemClock clock;
+  std::set<std::string> gateway_peers;
+  for (int scrape = 0; scrape < 2; ++scrape) {
+    const auto results = collector.scrape(targets, clock);
+    for (size_t i = 0; i < targets.size(); ++i) {
+      ASSERT_TRUE(results[i].ok) << i << ": " << results[i].error;
+      if (i >= 6) gateway_peers.insert(results[i].body);
+    }
+  }
+  EXPECT_EQ(collector.multi_handles(), 4u);
+  EXPECT_GE(gateway_peers.size(), 1u);
+  EXPECT_LE(gateway_peers.size(), 3u) << "the shared address's connections were kept";
+}
+
+// A caller's callback that throws leaves no request attached: the next scrape asks all.
+TEST(Collector, AThrowingCallbackLeavesTheCollectorWhole) {
+  const Switches switches(8, [](size_t) { return "/peer"; });
+  CollectorOptions opt;
+  opt.max_in_flight = 4;
+  opt.kept_per_shard = 2;
+  Collector collector(opt);
+  SystemClock clock;
+  EXPECT_THROW(collector.scrape(switches.targets, clock, [](ScrapeResult&) { throw std::runtime_error("caller"); }),
+               std::runtime_error);
+  const auto results = collector.scrape(switches.targets, clock);
+  ASSERT_EQ(results.size(), 8u);
+  for (size_t i = 0; i < results.size(); ++i) EXPECT_TRUE(results[i].ok) << i << ": " << results[i].error;
 }
 
 }  // namespace
