@@ -24,7 +24,15 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.support.ui import WebDriverWait
+
+
+def wait_for(d, seconds):
+    """A wait that looks again when the page re-rendered under it: the queue page refreshes
+    itself, so an element found a moment ago can be gone when its text is read."""
+    return WebDriverWait(d, seconds, ignored_exceptions=(StaleElementReferenceException,))
+
 
 url, operator_token, viewer_token, incident, shots = sys.argv[1:6]
 failures = []
@@ -52,10 +60,10 @@ def console_errors(d):
 
 def sign_in(d, token):
     d.get(url + "/")
-    WebDriverWait(d, 20).until(ec.visibility_of_element_located((By.ID, "token")))
+    wait_for(d, 20).until(ec.visibility_of_element_located((By.ID, "token")))
     d.find_element(By.ID, "token").send_keys(token)
     d.find_element(By.CSS_SELECTOR, "#login-form button[type=submit]").click()
-    WebDriverWait(d, 20).until(ec.presence_of_element_located((By.ID, "me-name")))
+    wait_for(d, 20).until(ec.presence_of_element_located((By.ID, "me-name")))
 
 
 def row_of(d):
@@ -70,7 +78,7 @@ try:
     check(d.find_element(By.ID, "me-role").text == "operator", "signed in as an operator")
     check(d.execute_script("return document.cookie") == "", "no cookie holds the token")
     check(operator_token not in d.current_url, "the token is not in the URL")
-    WebDriverWait(d, wait_s).until(lambda d: row_of(d))
+    wait_for(d, wait_s).until(lambda d: row_of(d))
     row = row_of(d)[0]
     check("approval" in row.text, "the queue shows the incident waiting for approval: " + row.text)
     check("corruption" in row.text, "the queue shows its class")
@@ -87,7 +95,7 @@ try:
 
     # Its own page.
     row_of(d)[0].find_element(By.CSS_SELECTOR, "a").click()
-    WebDriverWait(d, 20).until(ec.presence_of_element_located((By.ID, "runbook")))
+    wait_for(d, 20).until(ec.presence_of_element_located((By.ID, "runbook")))
     text = d.find_element(By.TAG_NAME, "main").text
     check("Incident " + incident in text, "the incident's page opens")
     check("Timeline" in text and "Findings and their evidence" in text, "timeline and findings are shown")
@@ -97,16 +105,16 @@ try:
           "the what-if lists the capacity groups the drain touches")
     check("What it means" in d.find_element(By.ID, "runbook").text, "the class's runbook is rendered")
     d.find_element(By.CSS_SELECTOR, "#actions button.act-approve").click()
-    WebDriverWait(d, 10).until(ec.visibility_of_element_located((By.ID, "decide")))
+    wait_for(d, 10).until(ec.visibility_of_element_located((By.ID, "decide")))
     d.find_element(By.ID, "decide-reason").send_keys("fcs rising on the receiving end")
     d.find_element(By.ID, "decide-confirm").click()
-    WebDriverWait(d, 20).until(lambda d: "approved" in d.find_element(By.ID, "msg").text)
+    wait_for(d, 20).until(lambda d: "approved" in d.find_element(By.ID, "msg").text)
     check(True, "the approval is confirmed: " + d.find_element(By.ID, "msg").text)
     # The drain happens: medicd takes the approved incident on (mitigated, then waiting for repair).
-    WebDriverWait(d, wait_s).until(
+    wait_for(d, wait_s).until(
         lambda d: d.find_element(By.ID, "inc-state").text in ("mitigated", "repair_requested", "validating"))
     check(True, "the drain happened: state " + d.find_element(By.ID, "inc-state").text)
-    WebDriverWait(d, wait_s).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#diffs details.diff")) >= 1)
+    wait_for(d, wait_s).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#diffs details.diff")) >= 1)
     check("→" in d.find_element(By.ID, "diffs").text, "the snapshots before and after the drain are compared")
     # The whole page, not only the window's first screen.
     d.set_window_size(1400, min(8000, d.execute_script("return document.body.scrollHeight") + 100))
@@ -120,23 +128,23 @@ try:
     # token and then shows that incident, not the queue.
     d.find_element(By.ID, "sign-out").click()
     d.get(url + "/incidents/" + incident)
-    WebDriverWait(d, 20).until(ec.visibility_of_element_located((By.ID, "token")))
+    wait_for(d, 20).until(ec.visibility_of_element_located((By.ID, "token")))
     d.find_element(By.ID, "token").send_keys(viewer_token)
     d.find_element(By.CSS_SELECTOR, "#login-form button[type=submit]").click()
-    WebDriverWait(d, 20).until(ec.presence_of_element_located((By.ID, "runbook")))
+    wait_for(d, 20).until(ec.presence_of_element_located((By.ID, "runbook")))
     check("Incident " + incident in d.find_element(By.TAG_NAME, "main").text,
           "an alert's link opened signed out asks for the token, then shows the incident")
     check(d.find_element(By.ID, "me-role").text == "viewer", "signed in as a viewer")
     d.get(url + "/incidents/" + incident)
-    WebDriverWait(d, 20).until(ec.presence_of_element_located((By.ID, "runbook")))
+    wait_for(d, 20).until(ec.presence_of_element_located((By.ID, "runbook")))
     check(not d.find_elements(By.CSS_SELECTOR, "button.act"), "a viewer is offered no action on the incident")
     d.get(url + "/")
-    WebDriverWait(d, 20).until(ec.presence_of_element_located((By.ID, "queue")))
+    wait_for(d, 20).until(ec.presence_of_element_located((By.ID, "queue")))
     check(not d.find_elements(By.CSS_SELECTOR, "button.act"), "a viewer is offered no action in the queue")
     check(d.find_element(By.ID, "maint-form").get_attribute("hidden") is not None, "a viewer cannot declare maintenance")
     # The SLO report, rendered by medicd and shown with its own stylesheet.
     d.get(url + "/slo?window=1d")
-    WebDriverWait(d, 30).until(ec.presence_of_element_located((By.CSS_SELECTOR, "#slo-report article.slo-report")))
+    wait_for(d, 30).until(ec.presence_of_element_located((By.CSS_SELECTOR, "#slo-report article.slo-report")))
     charts = d.find_elements(By.CSS_SELECTOR, "#slo-report svg.chart")
     check(len(charts) == 3, "the SLO page shows the report's three charts (%d)" % len(charts))
     check(all(c.size["width"] > 300 and c.size["height"] > 40 for c in charts), "the charts are drawn at size")
