@@ -491,8 +491,9 @@ std::vector<LinkVerdict> localize(const fabric::Topology& topology, std::span<co
 //  - nor do several links: on each of E's lossy observations, the link under it that surely
 //    loses most outside E (the Wilson lower bound of its rate there less the background,
 //    times its share of the observation's candidates) accounts for that much of the
-//    observation's probes. What is left must still pass the first test. Loss scattered over many of E's sessions, each crossing a different lossy
-//    link (a host under a ToR with flapping uplinks, 1% of a fabric failing), is the links'.
+//    observation's probes. What is left must still pass the first test. Loss scattered
+//    over many of E's sessions, each crossing a different lossy link (a host under a ToR
+//    with flapping uplinks, 1% of a fabric failing), is the links'.
 // Endpoints are tried in order of lost probes, again after each one named (its
 // observations leave the evidence, which may make another endpoint's loss uniform).
 Localization localize(const fabric::Topology& topology, std::span<const LinkObservation> links,

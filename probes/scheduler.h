@@ -72,7 +72,8 @@ struct SchedulerCounters {
   std::atomic<uint64_t> late_or_foreign{0};  // replies to nothing outstanding
   std::atomic<uint64_t> send_failed{0};
   std::atomic<uint64_t> outage_rounds{0};  // prober rounds left out as measurement outages
-  // Sessions' rounds left out of localization because a link they may cross changed carrier in them.
+  // Sessions' rounds left out of localization because a link they may cross changed
+  // carrier in them.
   std::atomic<uint64_t> rounds_left_to_down_links{0};
   // What the probes cost in system calls: batches handed to sendmmsg, recvmmsg calls, and
   // wake-ups (ticks).
