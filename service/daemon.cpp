@@ -21,12 +21,14 @@ constexpr const char* kTrapHelp =
     "community, SNMPv3 user, keys or level), malformed, unknown_interface (an ifIndex the agent's last poll did not name), duplicate (the same notification again: "
     "the same sysUpTime), before_poll (sent before the agent's latest poll, which counted it).";
 
-metrics::Histogram stage(metrics::Registry& r, const char* name) {
-  return r.histogram("medic_poll_stage_seconds",
-                     "Where a poll cycle's time went, by stage: scrape (asking every switch, until the last answer "
-                     "or its timeout), judge (mapping the last answers, every detector, triage), record (writing "
-                     "what was found, the workflow's pass).",
-                     metrics::seconds_buckets(), {{"stage", name}});
+DaemonMetrics::Stage stage(metrics::Registry& r, const char* name) {
+  return {r.histogram("medic_poll_stage_seconds",
+                      "Where a poll cycle's time went, by stage: scrape (asking every switch, until the last answer "
+                      "or its timeout), judge (mapping the last answers, every detector, triage), record (writing "
+                      "what was found, the workflow's pass).",
+                      metrics::seconds_buckets(), {{"stage", name}}),
+          r.gauge("medic_last_cycle_stage_seconds", "Where the last poll cycle's time went, by stage (as medic_poll_stage_seconds).",
+                  {{"stage", name}})};
 }
 }  // namespace
 
@@ -62,7 +64,6 @@ DaemonMetrics::DaemonMetrics(metrics::Registry& r)
       incidents_reopened(r.counter("medic_incidents_reopened_total", "Closed incidents reopened because their fault came back.")),
       incidents_resolved(r.counter("medic_incidents_resolved_total",
                                    "Measurement incidents closed because the measurement works again.")),
-      snapshots_taken(r.counter("medic_snapshots_total", "Snapshots stored.")),
       snapshots_skipped(r.counter("medic_snapshots_skipped_total",
                                   "Snapshots of opened incidents not taken: past --incident-snapshots in one poll "
                                   "cycle (a flood of incidents; drains are always snapshotted).")),
@@ -266,6 +267,7 @@ void Daemon::cycle(const LeadershipState& leadership) {
   auto finish_cycle = [&] {
     const auto end = std::chrono::steady_clock::now();
     const double took = std::chrono::duration<double>(end - cycle_start).count();
+    for (auto* st : {&metrics_.stage_scrape, &metrics_.stage_judge, &metrics_.stage_record}) st->publish();
     metrics_.last_cycle_seconds.set(took);
     metrics_.poll_cycle_seconds.observe(took);
     last_cycle_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(end.time_since_epoch()).count();
@@ -642,12 +644,7 @@ void Daemon::take_snapshot(int64_t incident, int64_t action, fabric::LinkId link
   snapshot::Snapshot snap = snapshot::capture_link(state, link, scope, why);
   snap.incident_id = incident;
   snap.action_id = action;
-  if (auto id = p_.snapshots.write_snapshot(snap); id.ok()) {
-    ++metrics_.snapshots_taken;
-  } else {
-    ++metrics_.db_errors;
-    spdlog::error("snapshot of {} ({}): {}", p_.topology.link(link).name, why, id.error());
-  }
+  p_.snapshot_writer.submit(std::move(snap));  // stored off the poll loop
 }
 
 bool Daemon::record(triage::IncidentUpdate& u, Time now, std::vector<int64_t>& ids) {

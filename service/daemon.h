@@ -39,6 +39,7 @@
 #include "remediation/workflow.h"
 #include "service/config.h"
 #include "service/leadership.h"
+#include "service/snapshot_writer.h"
 #include "telemetry/backoff.h"
 #include "telemetry/collector.h"
 #include "telemetry/snmp_collector.h"
@@ -60,15 +61,30 @@ struct DaemonMetrics {
   metrics::Counter samples, samples_mapped, samples_implausible, telemetry_outage_polls;
   metrics::Counter findings, findings_noted;
   metrics::Counter incidents_opened, incidents_reopened, incidents_resolved;
-  metrics::Counter snapshots_taken, snapshots_skipped, db_errors, records_dropped;
+  metrics::Counter snapshots_skipped, db_errors, records_dropped;
   metrics::Counter probe_rounds, probes_sent, probes_received, probe_verdicts, probe_outage_rounds;
   metrics::Counter probe_measurement_verdicts, probe_verdicts_left_to_silence, probe_packets_sent,
       probe_rounds_left_to_down_links, probes_late;
   metrics::Gauge leading, role, db_up, pending_records, last_cycle_seconds, probe_links_judged, probe_links_slow;
   metrics::Histogram poll_cycle_seconds;
   // Where a cycle's time went (medic_poll_stage_seconds): waiting for the switches' answers,
-  // judging them (the map workers' last answers, every detector, triage), recording.
-  metrics::Histogram stage_scrape, stage_judge, stage_record;
+  // judging them (the map workers' last answers, every detector, triage), recording; and
+  // the last cycle's (medic_last_cycle_stage_seconds), published with medic_last_cycle_seconds
+  // when the cycle ends, so that one reading of /metrics says where a slow poll's time went.
+  struct Stage {
+    metrics::Histogram all;
+    metrics::Gauge last;
+    double took = 0;  // this cycle's, until published
+    void observe(double seconds) {
+      all.observe(seconds);
+      took = seconds;
+    }
+    void publish() {
+      last.set(took);
+      took = 0;
+    }
+  };
+  Stage stage_scrape, stage_judge, stage_record;
 };
 
 // Everything the daemon works with, built once in main.
@@ -80,7 +96,8 @@ struct DaemonParts {
   db::InventoryStore& inventory;
   db::IncidentStore& incidents;
   db::MaintenanceStore& maintenance;
-  db::SnapshotStore& snapshots;
+  db::SnapshotStore& snapshots;  // pruned here; stored by snapshot_writer
+  SnapshotWriter& snapshot_writer;
   db::RemediationRecords& records;
   db::DbRemediationStore& remediation_store;
   telemetry::Collector& collector;

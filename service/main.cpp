@@ -34,6 +34,7 @@
 #include "common/metrics.h"
 #include "service/signals.h"
 #include "service/slo_metrics.h"
+#include "service/snapshot_writer.h"
 #include "service/notifier.h"
 #include "remediation/workflow.h"
 #include "remediation/capacity.h"
@@ -170,10 +171,14 @@ int main(int argc, char** argv) {
     service::PipelineSignals link_signals(capacity_topology, capacity, pipeline);
     remediation::Workflow workflow(topology, capacity, switches, remediation_store, link_signals, files.policy, clock,
                                    registry);
+    // Snapshots are stored on a thread and a connection of their own (before medicd exits,
+    // what is queued is stored: it outlives the daemon).
+    service::SnapshotWriter snapshot_writer(registry, {settings.db_url, config.db()});
+    snapshot_writer.start();
     service::Daemon daemon(config,
                            service::DaemonParts{topology, capacity_topology, files.detectors, db, inventory, incidents,
-                                                maintenance, snapshots, records, remediation_store, collector, snmp.get(), snmp_traps.get(), backoff,
-                                                pipeline, capacity, workflow, registry},
+                                                maintenance, snapshots, snapshot_writer, records, remediation_store, collector,
+                                                snmp.get(), snmp_traps.get(), backoff, pipeline, capacity, workflow, registry},
                            clock);
 
     // The HTTP endpoint has its own threads; the API's database work runs on the API's own

@@ -130,8 +130,20 @@ TEST(E2E, DemoDrainsHealthyTorAndRefusesDegradedOne) {
       ASSERT_TRUE(n) << stage << "\n" << r->body;
       EXPECT_GE(*n, *whole - 1) << stage;
       EXPECT_LE(*n, *whole + 1) << stage;
+      // And the last finished cycle's own (every stage takes some time).
+      const auto last = testing::metric_value(r->body, std::string("medic_last_cycle_stage_seconds{stage=\"") + stage + "\"}");
+      ASSERT_TRUE(last) << stage << "\n" << r->body;
+      EXPECT_GT(*last, 0) << stage;
     }
   }
+  // Snapshots are stored off the poll loop, in order: once none waits, every one counted is
+  // in the database, and the drained link's "before drain" came before its "after drain".
+  ASSERT_TRUE(testing::eventually([&] { return metric(http, api, "medic_snapshots_queued") == 0; }, 30s));
+  EXPECT_EQ(metric(http, api, "medic_snapshots_unstored_total"), 0);
+  EXPECT_EQ(metric(http, api, "medic_snapshots_total"), std::stoi(tdb.scalar("SELECT count(*) FROM snapshots")));
+  EXPECT_EQ(tdb.scalar("SELECT string_agg(s.reason, ',' ORDER BY s.id) FROM snapshots s JOIN incidents i "
+                       "ON i.id = s.incident_id WHERE i.state = 'repair_requested' AND s.scope = 'action'"),
+            "before drain,after drain (succeeded)");
 
   ASSERT_TRUE(medicd.signal(SIGTERM));
   const auto status = medicd.wait(30s);
