@@ -27,7 +27,8 @@ DaemonMetrics::Stage stage(metrics::Registry& r, const char* name) {
                       "or its timeout), judge (mapping the last answers, every detector, triage), record (writing "
                       "what was found, the workflow's pass).",
                       metrics::seconds_buckets(), {{"stage", name}}),
-          r.gauge("medic_last_cycle_stage_seconds", "Where the last poll cycle's time went, by stage (as medic_poll_stage_seconds).",
+          r.gauge("medic_last_cycle_stage_seconds",
+                  "Where the last poll cycle's time went, by stage (as medic_poll_stage_seconds).",
                   {{"stage", name}})};
 }
 }  // namespace
@@ -264,10 +265,13 @@ void Daemon::cycle(const LeadershipState& leadership) {
   role_ = leadership.role;
   metrics_.db_up.set(leadership.db_up ? 1 : 0);
   db_up_ = leadership.db_up;
+  double scrape_s = 0, judge_s = 0, record_s = 0;  // this cycle's stages (none: a standby's)
   auto finish_cycle = [&] {
     const auto end = std::chrono::steady_clock::now();
     const double took = std::chrono::duration<double>(end - cycle_start).count();
-    for (auto* st : {&metrics_.stage_scrape, &metrics_.stage_judge, &metrics_.stage_record}) st->publish();
+    metrics_.stage_scrape.last.set(scrape_s);
+    metrics_.stage_judge.last.set(judge_s);
+    metrics_.stage_record.last.set(record_s);
     metrics_.last_cycle_seconds.set(took);
     metrics_.poll_cycle_seconds.observe(took);
     last_cycle_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(end.time_since_epoch()).count();
@@ -370,7 +374,8 @@ void Daemon::cycle(const LeadershipState& leadership) {
     metrics_.snmp_renumbered += static_cast<double>(after.renumbered - before.renumbered);
   }
   const auto scraped = std::chrono::steady_clock::now();
-  metrics_.stage_scrape.observe(std::chrono::duration<double>(scraped - scrape_start).count());
+  scrape_s = std::chrono::duration<double>(scraped - scrape_start).count();
+  metrics_.stage_scrape.all.observe(scrape_s);
   // Most devices failing at once is the collector's outage, not theirs: nobody backs off
   // for it, so that everyone is asked again the moment it ends.
   const size_t failed = static_cast<size_t>(std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.ok; }));
@@ -424,7 +429,8 @@ void Daemon::cycle(const LeadershipState& leadership) {
   const auto judge_start = std::chrono::steady_clock::now();
   pipeline::PollOutcome out = p_.pipeline.poll(answers, now, maintenance_, rounds, recorded_);
   const auto judged = std::chrono::steady_clock::now();
-  metrics_.stage_judge.observe(std::chrono::duration<double>(judged - judge_start).count());
+  judge_s = std::chrono::duration<double>(judged - judge_start).count();
+  metrics_.stage_judge.all.observe(judge_s);
   if (prober_) prober_->note_telemetry(out.links_down, read_after);
   recorded_ = {};
   if (!rounds.empty()) {
@@ -476,8 +482,9 @@ void Daemon::cycle(const LeadershipState& leadership) {
     }
   }
   // What was kept from earlier polls is recorded before this poll is judged: both count.
-  metrics_.stage_record.observe(
-      std::chrono::duration<double>((judge_start - flush_start) + (std::chrono::steady_clock::now() - judged)).count());
+  const auto recorded = std::chrono::steady_clock::now();
+  record_s = std::chrono::duration<double>((judge_start - flush_start) + (recorded - judged)).count();
+  metrics_.stage_record.all.observe(record_s);
   finish_cycle();
 }
 

@@ -69,20 +69,11 @@ struct DaemonMetrics {
   metrics::Histogram poll_cycle_seconds;
   // Where a cycle's time went (medic_poll_stage_seconds): waiting for the switches' answers,
   // judging them (the map workers' last answers, every detector, triage), recording; and
-  // the last cycle's (medic_last_cycle_stage_seconds), published with medic_last_cycle_seconds
-  // when the cycle ends, so that one reading of /metrics says where a slow poll's time went.
+  // the last cycle's (medic_last_cycle_stage_seconds), set when the cycle ends, right before
+  // medic_last_cycle_seconds, so that a reading of /metrics says where a slow poll's time went.
   struct Stage {
     metrics::Histogram all;
     metrics::Gauge last;
-    double took = 0;  // this cycle's, until published
-    void observe(double seconds) {
-      all.observe(seconds);
-      took = seconds;
-    }
-    void publish() {
-      last.set(took);
-      took = 0;
-    }
   };
   Stage stage_scrape, stage_judge, stage_record;
 };

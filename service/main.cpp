@@ -177,8 +177,9 @@ int main(int argc, char** argv) {
     snapshot_writer.start();
     service::Daemon daemon(config,
                            service::DaemonParts{topology, capacity_topology, files.detectors, db, inventory, incidents,
-                                                maintenance, snapshots, snapshot_writer, records, remediation_store, collector,
-                                                snmp.get(), snmp_traps.get(), backoff, pipeline, capacity, workflow, registry},
+                                                maintenance, snapshots, snapshot_writer, records, remediation_store,
+                                                collector, snmp.get(), snmp_traps.get(), backoff, pipeline, capacity,
+                                                workflow, registry},
                            clock);
 
     // The HTTP endpoint has its own threads; the API's database work runs on the API's own

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "common/thread_name.h"
@@ -78,27 +79,49 @@ void SnapshotWriter::serve() {
 }
 
 void SnapshotWriter::store(const snapshot::Snapshot& s) {
-  // Connected on first use (and again after a failure to connect): medicd starts whatever
-  // the database does.
+  // Connected on first use, and again after a failure to connect once its backoff passed:
+  // medicd starts whatever the database does.
   if (!conn_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < retry_at_) {
+      unstored(s, fmt::format("the database could not be reached; trying again in {:.1f} s",
+                              std::chrono::duration<double>(retry_at_ - now).count()));
+      return;
+    }
     try {
       conn_ = std::make_unique<db::Connection>(o_.db_url, o_.db);
+      backoff_s_ = 0;
     } catch (const std::exception& e) {
+      backoff_s_ = backoff_s_ == 0 ? o_.db.retry_min_s : std::min(o_.db.retry_max_s, backoff_s_ * 2);
+      retry_at_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                         std::chrono::duration<double>(backoff_s_));
       unstored(s, e.what());
       return;
     }
   }
   if (auto id = db::SnapshotStore(*conn_).write_snapshot(s); id.ok()) {
-    ++stored_;
+    stored();
   } else {
     unstored(s, id.error());
   }
 }
 
+void SnapshotWriter::stored() {
+  ++stored_;
+  std::lock_guard lock(log_mu_);
+  if (quiet_ > 0) {
+    spdlog::info("snapshots stored again; {} before this one were not (medic_snapshots_unstored_total)", quiet_);
+  }
+  quiet_ = 0;
+}
+
 void SnapshotWriter::unstored(const snapshot::Snapshot& s, const std::string& why) {
   ++unstored_;
-  spdlog::error("snapshot of {} ({}, {}) not stored: {}", s.link.empty() ? std::string("the fabric") : s.link, s.scope,
-                s.reason, why);
+  std::lock_guard lock(log_mu_);
+  if (quiet_++ > 0) return;  // said once, until one is stored again
+  spdlog::error("snapshot of {} ({}, {}) not stored: {}; the next ones not stored are counted in "
+                "medic_snapshots_unstored_total, not logged, until one is",
+                s.link.empty() ? std::string("the fabric") : s.link, s.scope, s.reason, why);
 }
 
 }  // namespace medic::service

@@ -6,14 +6,19 @@
 //
 // In order (an action's snapshot before the drain is stored before the one after it), and
 // bounded: past `max_queued` waiting (the database slow, hung or gone), a snapshot is
-// dropped, counted in medic_snapshots_unstored_total and logged, and the poll is never
-// held. One that fails is logged and counted the same way, not retried: the incident or
-// action it belongs to is recorded by the poll loop whatever becomes of its snapshot. A
-// snapshot still queued when medicd stops is stored before it exits (after a database
-// failure the rest fail at once: db/connection.h's backoff).
+// dropped and counted in medic_snapshots_unstored_total, and the poll is never held. One
+// that fails is counted the same way, not retried: the incident or action it belongs to is
+// recorded by the poll loop whatever becomes of its snapshot. The first snapshot not
+// stored is logged with the reason, the rest quietly until one is stored again (then how
+// many were not). After a database failure, connecting included, the next ones fail at
+// once while the connection's backoff runs (db/connection.h), so a hung database holds the
+// writer one deadline, not one per snapshot. What is still queued when medicd stops is
+// stored before it exits, if the database answers.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -53,11 +58,18 @@ class SnapshotWriter {
   void serve();
   void store(const snapshot::Snapshot& s);
   void unstored(const snapshot::Snapshot& s, const std::string& why);
+  void stored();
 
   SnapshotWriterOptions o_;
   metrics::Counter stored_, unstored_;
   metrics::Gauge queued_gauge_;
   std::unique_ptr<db::Connection> conn_;  // the thread's own, connected on first use
+  // After a failure to connect, none is tried again before retry_at_ (the backoff doubles
+  // from db.retry_min_s to db.retry_max_s, as the connection's own).
+  std::chrono::steady_clock::time_point retry_at_{};
+  double backoff_s_ = 0;
+  std::mutex log_mu_;
+  uint64_t quiet_ = 0;  // not stored since the last one stored (the first logged), under log_mu_
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<snapshot::Snapshot> queue_;  // under mu_

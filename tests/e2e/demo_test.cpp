@@ -131,7 +131,8 @@ TEST(E2E, DemoDrainsHealthyTorAndRefusesDegradedOne) {
       EXPECT_GE(*n, *whole - 1) << stage;
       EXPECT_LE(*n, *whole + 1) << stage;
       // And the last finished cycle's own (every stage takes some time).
-      const auto last = testing::metric_value(r->body, std::string("medic_last_cycle_stage_seconds{stage=\"") + stage + "\"}");
+      const auto last =
+          testing::metric_value(r->body, std::string("medic_last_cycle_stage_seconds{stage=\"") + stage + "\"}");
       ASSERT_TRUE(last) << stage << "\n" << r->body;
       EXPECT_GT(*last, 0) << stage;
     }

@@ -1,16 +1,23 @@
 // medicd's snapshot writer against the real PostgreSQL: snapshots are stored in the order
 // they were handed over, off the caller's thread; a full queue (the database held up)
 // drops and counts what does not fit and never blocks the caller; a database that is gone
-// costs every snapshot, counted, and stop() still returns; what is queued at stop() is
-// stored.
+// or hung costs every snapshot, counted, after one try to connect (its backoff), and stop()
+// still returns; what is queued at stop() is stored.
 #include "service/snapshot_writer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <pqxx/pqxx>
 #include <thread>
+#include <vector>
 
 #include "db/migrations.h"
 #include "tests/support/testing.h"
@@ -74,7 +81,9 @@ TEST(SnapshotWriter, AFullQueueDropsAndCountsWhatDoesNotFitAndNeverHoldsTheCalle
   lock.exec("LOCK TABLE snapshots IN ACCESS EXCLUSIVE MODE");
 
   metrics::Registry registry;
-  SnapshotWriter w(registry, {db.tdb.url(), {}, 2});
+  db::DbOptions patient;
+  patient.call_timeout_s = 120;  // the INSERT waits on the lock as long as the test holds it
+  SnapshotWriter w(registry, {db.tdb.url(), patient, 2});
   w.start();
   ASSERT_TRUE(w.submit(snap("first")));
   // Until the first is being stored (its INSERT waiting on the lock), bounded.
@@ -112,6 +121,65 @@ TEST(SnapshotWriter, ADatabaseThatIsGoneCostsEverySnapshotCountedAndStopStillRet
   EXPECT_EQ(metric(registry, "medic_snapshots_total"), 0);
   EXPECT_EQ(metric(registry, "medic_snapshots_unstored_total"), 5);
   EXPECT_EQ(metric(registry, "medic_snapshots_queued"), 0);
+}
+
+// A PostgreSQL that takes connections and never answers (a hung server): counts them.
+class SilentServer {
+ public:
+  SilentServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(fd_, 16) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      ADD_FAILURE() << "no listening socket";
+    }
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, 50) == 1) {
+          if (const int c = ::accept(fd_, nullptr, nullptr); c >= 0) {
+            held_.push_back(c);
+            ++accepted_;
+          }
+        }
+      }
+    });
+  }
+  ~SilentServer() {
+    stop_ = true;
+    thread_.join();
+    for (const int c : held_) ::close(c);
+    ::close(fd_);
+  }
+  uint16_t port() const { return port_; }
+  int accepted() const { return accepted_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> accepted_{0};
+  std::vector<int> held_;  // the accept thread's
+  std::thread thread_;
+};
+
+TEST(SnapshotWriter, AHungDatabaseHoldsTheWriterOneConnectNotOneASnapshot) {
+  SilentServer hung;
+  db::DbOptions o;
+  o.connect_timeout_s = 2;
+  o.retry_min_s = 60;  // no second try within the test
+  metrics::Registry registry;
+  SnapshotWriter w(registry, {"postgresql://medic@127.0.0.1:" + std::to_string(hung.port()) + "/medic", o});
+  w.start();
+  for (int i = 0; i < 20; ++i) EXPECT_TRUE(w.submit(snap("s" + std::to_string(i))));
+  w.stop();  // one connect timeout, then the rest at once
+  EXPECT_EQ(hung.accepted(), 1) << "each snapshot tried to connect again";
+  EXPECT_EQ(metric(registry, "medic_snapshots_unstored_total"), 20);
+  EXPECT_EQ(metric(registry, "medic_snapshots_total"), 0);
 }
 
 TEST(SnapshotWriter, NotRunningItTakesNothingAndCountsIt) {
