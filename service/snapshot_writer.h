@@ -1,8 +1,8 @@
 // Stores medicd's snapshots on a thread and a database connection of its own. The poll
-// loop captures a snapshot (it reads the loop's own state: well under a millisecond) and
-// hands it over; encoding it as JSON and the INSERT, 10 to 20 ms each, run here. A wave of
-// incidents opened 32 snapshots in one poll and held that poll 0.5 to 1 s past its
-// interval while they were stored one after another.
+// loop captures a snapshot (it reads the loop's own state) and hands it over; encoding it
+// as JSON and the INSERT run here. Stored on the poll loop, one after another, the up to
+// 32 snapshots of the poll that opened a wave of incidents made its record stage take 0.5
+// to 1 s (bench/load at 1% in waves; docs/benchmarks.md).
 //
 // In order (an action's snapshot before the drain is stored before the one after it), and
 // bounded: past `max_queued` waiting (the database slow, hung or gone), a snapshot is
