@@ -1,8 +1,14 @@
 // Incidents and their findings and history.
 #include "db/incident_store.h"
 
+#include <fmt/format.h>
+
+#include <chrono>
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
+#include "common/json.h"
 #include "db/internal.h"
 
 namespace medic::db {
@@ -52,34 +58,6 @@ IncidentRow read_incident(const pqxx::row& r) {
   return i;
 }
 
-std::string evidence_json(const detectors::Finding& f) {
-  json e = json::object();
-  for (const auto& [k, v] : f.evidence) e[k] = v;
-  return e.dump();
-}
-
-void insert_finding(pqxx::work& w, int64_t incident_id, const detectors::Finding& f, const fabric::Topology& t,
-                    const std::string& note) {
-  const std::string link = f.link != fabric::kNone ? t.link(f.link).name : "";
-  const std::string device = f.device != fabric::kNone ? t.device(f.device).name : "";
-  // The reporting port, written "device:port": it may be on another device than the one
-  // at fault (a ToR port reporting a host's pause frames).
-  const std::string port = f.port != fabric::kNone ? t.endpoint_name(f.port) : "";
-  const std::string id = incident_id != 0 ? std::to_string(incident_id) : "";
-  w.exec_params(
-      "INSERT INTO findings (incident_id, kind, severity, link, device, port, summary, evidence, "
-      "first_seen, observed_at, note) VALUES ($1::bigint, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::timestamptz, "
-      "$10::timestamptz, $11)",
-      opt_text(id), std::string(detectors::to_string(f.kind)), std::string(detectors::to_string(f.severity)),
-      opt_text(link), opt_text(device), opt_text(port), f.summary, evidence_json(f), ts(f.first_seen),
-      ts(f.observed_at), opt_text(note));
-}
-
-void insert_findings(pqxx::work& w, int64_t incident_id, const std::vector<detectors::Finding>& findings,
-                     const fabric::Topology& t) {
-  for (const auto& f : findings) insert_finding(w, incident_id, f, t, "");
-}
-
 // The device an incident is about: the device of a device incident, else the device that
 // reported its first finding.
 std::string incident_device(const triage::IncidentUpdate& u, const fabric::Topology& t) {
@@ -119,100 +97,238 @@ Result<IncidentRow> IncidentStore::incident(int64_t id) {
   return std::move(rows->front());
 }
 
-Result<int64_t> IncidentStore::open_incident(const triage::IncidentUpdate& u, const fabric::Topology& t, Time now) {
+namespace {
+
+// An update's findings as one JSON array, for one INSERT ... SELECT over
+// jsonb_array_elements (in their order): a finding a round trip had been most of an opened
+// incident's statements. Text that is not UTF-8 has its bad bytes replaced (json_text).
+std::string findings_array(std::span<const detectors::Finding> findings, const fabric::Topology& t,
+                           std::span<const std::string> notes = {}) {
+  json a = json::array();
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const detectors::Finding& f = findings[i];
+    json e = json::object();
+    for (const auto& [k, v] : f.evidence) e[k] = v;
+    // The reporting port, written "device:port": it may be on another device than the one
+    // at fault (a ToR port reporting a host's pause frames).
+    a.push_back({{"kind", detectors::to_string(f.kind)},
+                 {"severity", detectors::to_string(f.severity)},
+                 {"link", f.link != fabric::kNone ? json(t.link(f.link).name) : json(nullptr)},
+                 {"device", f.device != fabric::kNone ? json(t.device(f.device).name) : json(nullptr)},
+                 {"port", f.port != fabric::kNone ? json(t.endpoint_name(f.port)) : json(nullptr)},
+                 {"summary", f.summary},
+                 {"evidence", std::move(e)},
+                 {"first_seen", ts(f.first_seen)},
+                 {"observed_at", ts(f.observed_at)},
+                 {"note", i < notes.size() && !notes[i].empty() ? json(notes[i]) : json(nullptr)}});
+  }
+  return json_text(a);
+}
+
+// The INSERT of the findings in JSON parameter $param, for the incident the CTE `from`
+// names (nullptr: findings of no incident).
+std::string insert_findings_from(const char* from, int param) {
+  const std::string incident = from != nullptr ? std::string(from) + ".id" : "NULL::bigint";
+  const std::string source = from != nullptr ? std::string(from) + ", " : "";
+  return "INSERT INTO findings (incident_id, kind, severity, link, device, port, summary, evidence, first_seen, "
+         "observed_at, note) SELECT " + incident + ", x.f->>'kind', x.f->>'severity', x.f->>'link', x.f->>'device', "
+         "x.f->>'port', x.f->>'summary', x.f->'evidence', (x.f->>'first_seen')::timestamptz, "
+         "(x.f->>'observed_at')::timestamptz, x.f->>'note' FROM " + source + "jsonb_array_elements($" +
+         std::to_string(param) + "::jsonb) WITH ORDINALITY AS x(f, n) ORDER BY x.n";
+}
+
+// A loss estimate for the incident's row ("" leaves it as it is: none, or not a drainable link's).
+std::string loss_text(double loss) { return loss > 0 ? fmt::format("{}", loss) : ""; }
+
+// Each kind of update is one statement (the incident's row, its findings and its history
+// together), run in the caller's transaction. `id` is the incident's (ignored for a new one).
+
+int64_t exec_open(pqxx::work& w, const triage::IncidentUpdate& u, const fabric::Topology& t, Time now, double loss) {
+  static const std::string sql =
+      "WITH i AS (INSERT INTO incidents (class, state, severity, link, device, summary, started_at, detected_at, "
+      "triaged_at, suspect, suspect_port, loss_estimate) VALUES ($1, 'triaged', $2, $3, $4, $5, $6::timestamptz, "
+      "$7::timestamptz, $8::timestamptz, $9, $10, $11::double precision) RETURNING id), "
+      "f AS (" + insert_findings_from("i", 12) + "), "
+      "e AS (INSERT INTO incident_events (incident_id, at, state, note) SELECT i.id, v.at, v.state, v.note FROM i, "
+      "(VALUES (1, $7::timestamptz, 'detected', $5::text), (2, $8::timestamptz, 'triaged', '')) AS v(n, at, state, note) "
+      "ORDER BY v.n) "
+      "SELECT id FROM i";
+  const std::string link = u.link != fabric::kNone ? t.link(u.link).name : "";
+  const std::string device = incident_device(u, t);
+  const std::string suspect_port = u.suspect_port != fabric::kNone ? t.endpoint_name(u.suspect_port) : "";
+  const std::string l = loss_text(loss);
+  const auto r = w.exec_params(sql, std::string(triage::to_string(u.cls)), std::string(detectors::to_string(u.severity)),
+                               opt_text(link), opt_text(device), u.summary, ts(u.started_at), ts(u.detected_at), ts(now),
+                               opt_text(u.suspect), opt_text(suspect_port), opt_text(l), findings_array(u.findings, t));
+  return r[0][0].as<int64_t>();
+}
+
+Status exec_reopen(pqxx::work& w, int64_t id, const triage::IncidentUpdate& u, const fabric::Topology& t, Time now,
+                   double loss) {
+  // A fault that comes back needs its approvals again (the audit trail keeps the old ones).
+  static const std::string sql =
+      "WITH u AS (UPDATE incidents SET state = 'triaged', severity = $2, summary = $3, started_at = $4::timestamptz, "
+      "detected_at = $5::timestamptz, triaged_at = $6::timestamptz, mitigated_at = NULL, "
+      "repair_requested_at = NULL, repaired_at = NULL, validated_at = NULL, undrained_at = NULL, "
+      "closed_at = NULL, dismissed_at = NULL, escalated_at = NULL, blocked_reason = NULL, "
+      "approved_by = NULL, approved_at = NULL, "
+      "suspect = coalesce($7, suspect), suspect_port = coalesce($8, suspect_port), "
+      "loss_estimate = coalesce($9::double precision, loss_estimate), "
+      "reopen_count = reopen_count + 1, reopened_at = $6::timestamptz, updated_at = now() "
+      "WHERE id = $1 AND state IN ('closed', 'dismissed') RETURNING id), "
+      "a AS (DELETE FROM approvals WHERE incident_id IN (SELECT id FROM u)), "
+      "f AS (" + insert_findings_from("u", 10) + "), "
+      "e AS (INSERT INTO incident_events (incident_id, at, state, note) SELECT id, $6::timestamptz, 'reopened', $3 FROM u) "
+      "SELECT count(*) FROM u";
+  const std::string suspect_port = u.suspect_port != fabric::kNone ? t.endpoint_name(u.suspect_port) : "";
+  const std::string l = loss_text(loss);
+  const auto r = w.exec_params(sql, id, std::string(detectors::to_string(u.severity)), u.summary, ts(u.started_at),
+                               ts(u.detected_at), ts(now), opt_text(u.suspect), opt_text(suspect_port), opt_text(l),
+                               findings_array(u.findings, t));
+  if (r[0][0].as<int64_t>() != 1) return Error{"no closed incident with id " + std::to_string(id)};
+  return Ok{};
+}
+
+Status exec_add(pqxx::work& w, int64_t id, const triage::IncidentUpdate& u, const fabric::Topology& t, double loss) {
+  // Severity only rises, whatever the update believed the stored one to be: the row is
+  // raised (and the event written) only when the new severity is above the stored one
+  // (`o`, the row as the statement found it). Corroboration is news once per incident: the
+  // first time counters and probes agree.
+  static const std::string sql =
+      "WITH o AS (SELECT id, ($6::boolean AND array_position(ARRAY['info', 'warning', 'critical'], severity) < "
+      "array_position(ARRAY['info', 'warning', 'critical'], $2::text)) AS raise FROM incidents WHERE id = $1), "
+      "u AS (UPDATE incidents i SET severity = CASE WHEN o.raise THEN $2 ELSE i.severity END, "
+      "summary = CASE WHEN o.raise THEN $3 ELSE i.summary END, suspect = coalesce(i.suspect, $4), "
+      "suspect_port = coalesce(i.suspect_port, $5), loss_estimate = coalesce($7::double precision, i.loss_estimate), "
+      "updated_at = now() FROM o WHERE i.id = o.id RETURNING i.id, o.raise), "
+      "f AS (" + insert_findings_from("u", 11) + "), "
+      "e AS (INSERT INTO incident_events (incident_id, at, state, note) SELECT u.id, $8::timestamptz, v.state, v.note "
+      "FROM u, (VALUES (1, 'escalated_severity', $9::text), (2, 'corroborated', 'counters and active probes agree')) "
+      "AS v(n, state, note) WHERE (v.n = 1 AND u.raise) OR (v.n = 2 AND $10::boolean AND NOT EXISTS "
+      "(SELECT 1 FROM incident_events WHERE incident_id = $1 AND state = 'corroborated')) ORDER BY v.n) "
+      "SELECT count(*) FROM u";
+  const std::string suspect_port = u.suspect_port != fabric::kNone ? t.endpoint_name(u.suspect_port) : "";
+  const std::string l = loss_text(loss);
+  const std::string raised_note = std::string(detectors::to_string(u.previous_severity)) + " -> " +
+                                  std::string(detectors::to_string(u.severity)) + ": " + u.summary;
+  const auto r = w.exec_params(sql, id, std::string(detectors::to_string(u.severity)), u.summary, opt_text(u.suspect),
+                               opt_text(suspect_port), u.escalated(), opt_text(l), ts(u.detected_at), raised_note,
+                               u.corroborated, findings_array(u.findings, t));
+  if (r[0][0].as<int64_t>() != 1) return Error::not_found("no incident with id " + std::to_string(id));
+  return Ok{};
+}
+
+void exec_resolve(pqxx::work& w, int64_t id, const triage::IncidentUpdate& u, const fabric::Topology& t, Time now) {
+  // Closed or dismissed already: nothing to do.
+  static const std::string sql =
+      "WITH u AS (UPDATE incidents SET state = 'closed', closed_at = coalesce(closed_at, GREATEST($2::timestamptz, "
+      "started_at, detected_at, triaged_at, mitigated_at)), updated_at = now() "
+      "WHERE id = $1 AND state NOT IN ('closed', 'dismissed') RETURNING id), "
+      "f AS (" + insert_findings_from("u", 4) + "), "
+      "e AS (INSERT INTO incident_events (incident_id, at, state, note) SELECT id, $2::timestamptz, 'closed', $3 FROM u) "
+      "SELECT count(*) FROM u";
+  w.exec_params(sql, id, ts(now), u.summary, findings_array(u.findings, t));
+}
+
+}  // namespace
+
+Result<int64_t> IncidentStore::open_incident(const triage::IncidentUpdate& u, const fabric::Topology& t, Time now,
+                                             double loss) {
   return c_.run("open_incident", [&](Pq& pq) -> Result<int64_t> {
     pqxx::work w(pq.c);
-    const std::string link = u.link != fabric::kNone ? t.link(u.link).name : "";
-    const std::string device = incident_device(u, t);
-    const std::string suspect_port = u.suspect_port != fabric::kNone ? t.endpoint_name(u.suspect_port) : "";
-    const auto r = w.exec_params(
-        "INSERT INTO incidents (class, state, severity, link, device, summary, started_at, "
-        "detected_at, triaged_at, suspect, suspect_port) VALUES ($1, 'triaged', $2, $3, $4, $5, $6::timestamptz, "
-        "$7::timestamptz, $8::timestamptz, $9, $10) RETURNING id",
-        std::string(triage::to_string(u.cls)), std::string(detectors::to_string(u.severity)),
-        opt_text(link), opt_text(device), u.summary, ts(u.started_at), ts(u.detected_at), ts(now),
-        opt_text(u.suspect), opt_text(suspect_port));
-    const int64_t id = r[0][0].as<int64_t>();
-    insert_findings(w, id, u.findings, t);
-    insert_event(w, id, u.detected_at, "detected", u.summary);
-    insert_event(w, id, now, "triaged", "");
+    const int64_t id = exec_open(w, u, t, now, loss);
     w.commit();
     return id;
   });
 }
 
-Status IncidentStore::reopen_incident(const triage::IncidentUpdate& u, const fabric::Topology& t, Time now) {
+Status IncidentStore::reopen_incident(const triage::IncidentUpdate& u, const fabric::Topology& t, Time now, double loss) {
   return c_.run("reopen_incident", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
-    const std::string suspect_port = u.suspect_port != fabric::kNone ? t.endpoint_name(u.suspect_port) : "";
-    const auto r = w.exec_params(
-        "UPDATE incidents SET state = 'triaged', severity = $2, summary = $3, started_at = $4::timestamptz, "
-        "detected_at = $5::timestamptz, triaged_at = $6::timestamptz, mitigated_at = NULL, "
-        "repair_requested_at = NULL, repaired_at = NULL, validated_at = NULL, undrained_at = NULL, "
-        "closed_at = NULL, dismissed_at = NULL, escalated_at = NULL, blocked_reason = NULL, "
-        "approved_by = NULL, approved_at = NULL, "
-        "suspect = coalesce($7, suspect), suspect_port = coalesce($8, suspect_port), "
-        "reopen_count = reopen_count + 1, reopened_at = $6::timestamptz, updated_at = now() "
-        "WHERE id = $1 AND state IN ('closed', 'dismissed')",
-        u.incident_id, std::string(detectors::to_string(u.severity)), u.summary, ts(u.started_at),
-        ts(u.detected_at), ts(now), opt_text(u.suspect), opt_text(suspect_port));
-    if (r.affected_rows() != 1) return Error{"no closed incident with id " + std::to_string(u.incident_id)};
-    // A fault that comes back needs its approvals again (the audit trail keeps the old ones).
-    w.exec_params("DELETE FROM approvals WHERE incident_id = $1", u.incident_id);
-    insert_findings(w, u.incident_id, u.findings, t);
-    insert_event(w, u.incident_id, now, "reopened", u.summary);
+    if (auto st = exec_reopen(w, u.incident_id, u, t, now, loss); !st.ok()) return st;
     w.commit();
     return Ok{};
   });
 }
 
-Status IncidentStore::add_findings(const triage::IncidentUpdate& u, const fabric::Topology& t) {
+Status IncidentStore::add_findings(const triage::IncidentUpdate& u, const fabric::Topology& t, double loss) {
   return c_.run("add_findings", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
-    insert_findings(w, u.incident_id, u.findings, t);
-    const std::string suspect_port = u.suspect_port != fabric::kNone ? t.endpoint_name(u.suspect_port) : "";
-    // Severity only rises, whatever the update believed the stored one to be: the row is
-    // raised (and the event written) only when the new severity is above the stored one.
-    bool raised = false;
-    if (u.escalated()) {
-      const auto r = w.exec_params(
-          "UPDATE incidents SET severity = $2, summary = $3, suspect = coalesce(suspect, $4), "
-          "suspect_port = coalesce(suspect_port, $5), updated_at = now() WHERE id = $1 AND "
-          "array_position(ARRAY['info', 'warning', 'critical'], severity) < "
-          "array_position(ARRAY['info', 'warning', 'critical'], $2::text)",
-          u.incident_id, std::string(detectors::to_string(u.severity)), u.summary, opt_text(u.suspect),
-          opt_text(suspect_port));
-      raised = r.affected_rows() == 1;
-    }
-    if (raised) {
-      insert_event(w, u.incident_id, u.detected_at, "escalated_severity",
-                   std::string(detectors::to_string(u.previous_severity)) + " -> " +
-                       std::string(detectors::to_string(u.severity)) + ": " + u.summary);
-    } else {
-      w.exec_params(
-          "UPDATE incidents SET suspect = coalesce(suspect, $2), suspect_port = coalesce(suspect_port, $3), "
-          "updated_at = now() WHERE id = $1",
-          u.incident_id, opt_text(u.suspect), opt_text(suspect_port));
-    }
-    if (u.corroborated) {
-      // Once per incident: the first time counters and probes agree is the news.
-      w.exec_params(
-          "INSERT INTO incident_events (incident_id, at, state, note) SELECT $1, $2::timestamptz, 'corroborated', "
-          "'counters and active probes agree' WHERE NOT EXISTS (SELECT 1 FROM incident_events WHERE incident_id = $1 "
-          "AND state = 'corroborated')",
-          u.incident_id, ts(u.detected_at));
-    }
+    if (auto st = exec_add(w, u.incident_id, u, t, loss); !st.ok()) return st;
     w.commit();
     return Ok{};
   });
+}
+
+Result<RecordedUpdates> IncidentStore::record_updates(std::span<const triage::IncidentUpdate> updates,
+                                                      std::span<const double> loss, const fabric::Topology& t,
+                                                      Time now) {
+  std::vector<int64_t> ids;
+  std::string xid;
+  bool doubt = false;
+  auto r = c_.run("record_updates", [&](Pq& pq) -> Status {
+    ids.assign(updates.size(), 0);
+    doubt = false;
+    pqxx::work w(pq.c);
+    xid = w.exec("SELECT pg_current_xact_id()::text")[0][0].as<std::string>();
+    for (size_t i = 0; i < updates.size(); ++i) {
+      const triage::IncidentUpdate& u = updates[i];
+      const double l = i < loss.size() ? loss[i] : 0;
+      // Its incident is the one an earlier update of the batch opened.
+      int64_t id = u.incident_id;
+      if (u.follows >= 0 && static_cast<size_t>(u.follows) < i) id = ids[static_cast<size_t>(u.follows)];
+      const std::string which = "update " + std::to_string(i + 1) + " of " + std::to_string(updates.size()) + ": ";
+      if (u.resolved) {
+        if (id != 0) exec_resolve(w, id, u, t, now);
+      } else if (id == 0) {
+        id = exec_open(w, u, t, now, l);
+      } else if (u.reopened) {
+        if (auto st = exec_reopen(w, id, u, t, now, l); !st.ok()) return Error{which + st.error(), st.kind()};
+      } else {
+        if (auto st = exec_add(w, id, u, t, l); !st.ok()) return Error{which + st.error(), st.kind()};
+      }
+      ids[i] = id;
+    }
+    try {
+      w.commit();
+    } catch (const pqxx::in_doubt_error&) {
+      doubt = true;  // the connection went during COMMIT: asked below, on a new one
+    }
+    return Ok{};
+  });
+  if (!r.ok()) return r.failure();
+  if (!doubt) return RecordedUpdates{std::move(ids), false};
+  // Whether the server committed it: recorded (the ids hold), not (the caller may record
+  // them again), or not known (a retry could record them twice: the caller records nothing).
+  // The server ends a transaction whose client went away as soon as it reads the end of the
+  // stream; until then it is 'in progress' (asked a few times, 20 ms apart, at most 0.2 s).
+  Result<std::string> status = Error{""};
+  for (int ask = 0; ask < 10; ++ask) {
+    if (ask > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    status = c_.run("record_updates: the lost commit's outcome", [&](Pq& pq) -> Result<std::string> {
+      pqxx::nontransaction n(pq.c);
+      return n.exec_params("SELECT coalesce(pg_xact_status($1::xid8), 'unknown')", xid)[0][0].as<std::string>();
+    });
+    if (!status.ok() || *status != "in progress") break;
+  }
+  if (status.ok() && *status == "committed") return RecordedUpdates{std::move(ids), false};
+  if (status.ok() && *status == "aborted") {
+    return Error::unavailable("record_updates: the connection was lost during COMMIT, and the transaction did not commit");
+  }
+  spdlog::error("record_updates: the connection was lost during COMMIT of transaction {}; whether it committed is not "
+                "known ({})", xid, status.ok() ? *status : status.error());
+  return RecordedUpdates{{}, true};
 }
 
 Status IncidentStore::add_findings(int64_t incident_id, const std::vector<detectors::Finding>& findings,
-                              const fabric::Topology& t) {
+                                  const fabric::Topology& t) {
+  static const std::string sql = "WITH u AS (UPDATE incidents SET updated_at = now() WHERE id = $1 RETURNING id), "
+                                 "f AS (" + insert_findings_from("u", 2) + ") SELECT count(*) FROM u";
   return c_.run("add_findings", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
-    insert_findings(w, incident_id, findings, t);
-    w.exec_params("UPDATE incidents SET updated_at = now() WHERE id = $1", incident_id);
+    if (w.exec_params(sql, incident_id, findings_array(findings, t))[0][0].as<int64_t>() != 1) {
+      return Error::not_found("no incident with id " + std::to_string(incident_id));
+    }
     w.commit();
     return Ok{};
   });
@@ -221,14 +337,7 @@ Status IncidentStore::add_findings(int64_t incident_id, const std::vector<detect
 Status IncidentStore::resolve_incident(const triage::IncidentUpdate& u, const fabric::Topology& t, Time now) {
   return c_.run("resolve_incident", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
-    const auto r = w.exec_params(
-        "UPDATE incidents SET state = 'closed', closed_at = coalesce(closed_at, GREATEST($2::timestamptz, started_at, "
-        "detected_at, triaged_at, mitigated_at)), updated_at = now() "
-        "WHERE id = $1 AND state NOT IN ('closed', 'dismissed')",
-        u.incident_id, ts(now));
-    if (r.affected_rows() != 1) return Ok{};  // closed or dismissed already: nothing to do
-    insert_findings(w, u.incident_id, u.findings, t);
-    insert_event(w, u.incident_id, now, "closed", u.summary);
+    exec_resolve(w, u.incident_id, u, t, now);
     w.commit();
     return Ok{};
   });
@@ -236,9 +345,18 @@ Status IncidentStore::resolve_incident(const triage::IncidentUpdate& u, const fa
 
 Status IncidentStore::record_noted(const std::vector<triage::NotedFinding>& noted, const fabric::Topology& t) {
   if (noted.empty()) return Ok{};
+  static const std::string sql = insert_findings_from(nullptr, 1);
+  std::vector<detectors::Finding> findings;
+  std::vector<std::string> notes;
+  findings.reserve(noted.size());
+  notes.reserve(noted.size());
+  for (const auto& n : noted) {
+    findings.push_back(n.finding);
+    notes.push_back(n.note);
+  }
   return c_.run("record_noted", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
-    for (const auto& n : noted) insert_finding(w, 0, n.finding, t, n.note);
+    w.exec_params(sql, findings_array(findings, t, notes));
     w.commit();
     return Ok{};
   });
@@ -325,17 +443,22 @@ Status IncidentStore::set_incident_state(int64_t id, triage::IncidentState state
     case S::kCount: return Error{"set_incident_state: no such state"};
   }
 #undef MEDIC_AFTER_STAGES
+  // One statement (the row and its history line), outside a transaction: one round trip
+  // instead of four (a wave's queued incidents each take one). It is safe to run twice, as
+  // the retry on a lost connection may: the state and its stage times come out the same,
+  // and the history line is not written again.
+  const std::string stmt = std::string("WITH u AS (") + sql + " RETURNING id), "
+                           "e AS (INSERT INTO incident_events (incident_id, at, state, note) "
+                           "SELECT u.id, $2::timestamptz, $4, $5 FROM u WHERE NOT EXISTS (SELECT 1 FROM incident_events "
+                           "WHERE incident_id = $1 AND at = $2::timestamptz AND state = $4 AND note = $5)) "
+                           "SELECT count(*), $3::text FROM u";  // $3 typed for the states that take no reason
+  const bool with_reason = state == S::blocked || state == S::dismissed || state == S::escalated || state == S::pending_approval;
   return c_.run("set_incident_state", [&](Pq& pq) -> Status {
-    pqxx::work w(pq.c);
-    pqxx::result r;
-    if (state == S::blocked || state == S::dismissed || state == S::escalated || state == S::pending_approval) {
-      r = w.exec_params(sql, id, ts(at), opt_text(reason));
-    } else {
-      r = w.exec_params(sql, id, ts(at));
-    }
-    if (r.affected_rows() != 1) return Error{"no incident with id " + std::to_string(id)};
-    insert_event(w, id, at, std::string(triage::to_string(state)), reason);
-    w.commit();
+    pqxx::nontransaction n(pq.c);
+    const std::string name(triage::to_string(state));
+    // $3 is the reason where the state's statement takes one (NULL: keep the old), else unused.
+    const auto r = n.exec_params(stmt, id, ts(at), with_reason ? opt_text(reason) : nullptr, name, reason);
+    if (r[0][0].as<int64_t>() != 1) return Error{"no incident with id " + std::to_string(id)};
     return Ok{};
   });
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,13 @@ struct IncidentEventRow {
   std::string state, note;
 };
 
+// What record_updates did: each update's incident id (0 for a resolution with nothing
+// open), or in_doubt (and no ids) when whether it committed is not known.
+struct RecordedUpdates {
+  std::vector<int64_t> ids;
+  bool in_doubt = false;
+};
+
 class IncidentStore {
  public:
   explicit IncidentStore(Connection& c) : c_(c) {}
@@ -53,13 +61,25 @@ class IncidentStore {
   Result<std::vector<IncidentRow>> incidents(const IncidentFilter& filter);
   // One incident; not_found "no incident with id N".
   Result<IncidentRow> incident(int64_t id);
+  // `loss` (above 0) is stored as the incident's loss estimate (remediation::loss_estimate);
+  // 0 leaves it as it is.
   // Inserts a new incident (state triaged) with its findings; returns its id.
-  Result<int64_t> open_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now);
+  Result<int64_t> open_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now,
+                                double loss = 0);
   // A closed incident whose fault came back: triaged again, its later stages cleared (the
   // earlier ones stay in incident_events), reopen_count raised, the findings attached.
-  Status reopen_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now);
+  Status reopen_incident(const triage::IncidentUpdate& u, const fabric::Topology& topology, Time now, double loss = 0);
   // Attaches findings to an open incident; raises its severity (and summary) if the update did.
-  Status add_findings(const triage::IncidentUpdate& u, const fabric::Topology& topology);
+  Status add_findings(const triage::IncidentUpdate& u, const fabric::Topology& topology, double loss = 0);
+  // A poll's updates in one transaction, all or none, each as the calls above and
+  // resolve_incident would record it (`loss[i]` for update i; an update that `follows` an
+  // earlier one gets its incident). A wave of faults opens dozens of incidents in one poll,
+  // and a transaction each held the poll. An error: nothing was recorded (the database
+  // failed, or one update was refused: recorded one at a time, the others still can be).
+  // If the connection is lost during COMMIT, the server is asked whether it committed; when
+  // that cannot be learned, `in_doubt` says so and nothing should be recorded again.
+  Result<RecordedUpdates> record_updates(std::span<const triage::IncidentUpdate> updates, std::span<const double> loss,
+                                         const fabric::Topology& topology, Time now);
   Status add_findings(int64_t incident_id, const std::vector<detectors::Finding>& findings,
                       const fabric::Topology& topology);
   // A measurement incident whose measurement works again: its findings attached and the

@@ -543,10 +543,40 @@ void Daemon::record_triage(triage::TriageResult& t, Time now) {
     metrics_.findings_noted += t.noted.size();
     record_noted(std::move(t.noted));
   }
+  if (record_together(t.updates, now)) return;
   std::vector<int64_t> no_batch;
   for (auto& u : t.updates) {
     if (!record(u, now, no_batch)) keep(std::move(u));
   }
+}
+
+bool Daemon::record_together(std::vector<triage::IncidentUpdate>& updates, Time now) {
+  if (updates.size() < 2 || !can_record()) return false;
+  std::vector<double> loss;
+  loss.reserve(updates.size());
+  for (const auto& u : updates) loss.push_back(stored_loss(u));
+  auto r = p_.incidents.record_updates(updates, loss, p_.topology, now);
+  if (!r.ok()) {
+    // One at a time instead: each then fails (kept, or dropped with its reason) or not on its own.
+    spdlog::debug("{} incident updates recorded one at a time: {}", updates.size(), r.error());
+    return false;
+  }
+  if (r->in_doubt) {
+    ++metrics_.db_errors;
+    metrics_.records_dropped += static_cast<double>(updates.size());
+    spdlog::error("{} incident updates may or may not be recorded (the database connection was lost during their "
+                  "COMMIT and the outcome could not be learned): not recorded again, so that none is recorded twice",
+                  updates.size());
+    return true;
+  }
+  for (size_t i = 0; i < updates.size(); ++i) {
+    triage::IncidentUpdate& u = updates[i];
+    const Recording what = recording(u);
+    u.incident_id = r->ids[i];
+    u.follows = -1;
+    recorded(u, what, now);
+  }
+  return true;
 }
 
 void Daemon::keep(triage::IncidentUpdate u) {
@@ -603,6 +633,10 @@ void Daemon::flush(Time now) {
   pending_updates_.clear();
   kept = p_.pipeline.resolve_kept(std::move(kept), now, recorded_);
   recorded_ = {};
+  if (record_together(kept, now)) {
+    spdlog::info("recorded {} incident updates found while they could not be recorded", kept.size());
+    return;
+  }
   std::vector<int64_t> ids(kept.size(), 0);
   size_t done = 0;
   while (done < kept.size() && record(kept[done], now, ids)) {
@@ -654,14 +688,29 @@ void Daemon::take_snapshot(int64_t incident, int64_t action, fabric::LinkId link
   p_.snapshot_writer.submit(std::move(snap));  // stored off the poll loop
 }
 
+Daemon::Recording Daemon::recording(const triage::IncidentUpdate& u) {
+  if (u.resolved) return u.incident_id == 0 ? Recording::nothing : Recording::resolved;
+  if (u.is_new()) return Recording::opened;
+  return u.reopened ? Recording::reopened : Recording::added;
+}
+
+std::string Daemon::scope_of(const triage::IncidentUpdate& u) const {
+  return u.link != fabric::kNone                        ? p_.topology.link(u.link).name
+         : u.device != fabric::kNone                    ? p_.topology.device(u.device).name
+         : u.cls == triage::IncidentClass::prober_fault ? std::string("the prober")
+                                                         : std::string("the telemetry collector");
+}
+
+// The loss estimate the incident's row keeps, for the repair queue's order (0: none).
+double Daemon::stored_loss(const triage::IncidentUpdate& u) {
+  if (u.resolved || u.link == fabric::kNone || !remediation::drainable(u.cls)) return 0;
+  return std::max(0.0, remediation::loss_estimate(u));
+}
+
 bool Daemon::record(triage::IncidentUpdate& u, Time now, std::vector<int64_t>& ids) {
   if (!can_record()) return false;
   // Its incident is the one an earlier update of the batch opened.
   if (u.follows >= 0 && static_cast<size_t>(u.follows) < ids.size()) u.incident_id = ids[static_cast<size_t>(u.follows)];
-  const std::string scope = u.link != fabric::kNone      ? p_.topology.link(u.link).name
-                            : u.device != fabric::kNone   ? p_.topology.device(u.device).name
-                            : u.cls == triage::IncidentClass::prober_fault ? std::string("the prober")
-                                                                            : std::string("the telemetry collector");
   // A failure of the database itself keeps the update for later; any other refusal is
   // logged and the update dropped (recording it again would fail the same way).
   auto kept = [&](const std::string& what, const std::string& error) {
@@ -669,64 +718,75 @@ bool Daemon::record(triage::IncidentUpdate& u, Time now, std::vector<int64_t>& i
     spdlog::error("{}: {}{}", what, error, p_.db.available() ? "" : "; kept to record when the database answers");
     return p_.db.available();
   };
-  if (u.resolved) {
-    // A measurement incident whose measurement works again: nobody repairs it, it closes.
-    if (u.incident_id == 0) return true;  // nothing of that scope open: nothing to close
-    if (auto st = p_.incidents.resolve_incident(u, p_.topology, now); !st.ok()) {
-      return kept("could not close incident " + std::to_string(u.incident_id), st.error());
-    }
-    recorded_.closed.emplace_back(u.incident_id, now);
-    ++metrics_.incidents_resolved;
-    spdlog::info("incident {} closed: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope, u.summary);
-    return true;
-  }
-  if (u.is_new()) {
-    auto id = p_.incidents.open_incident(u, p_.topology, now);
-    if (!id.ok()) return kept("could not open incident for " + scope, id.error());
-    u.incident_id = *id;
-    ++metrics_.incidents_opened;
-    recorded_.add_opened(u, *id);
-    spdlog::info("incident {} opened: {} ({}) on {}: {}{}", *id, triage::to_string(u.cls),
-                 detectors::to_string(u.severity), scope, u.summary, u.suspect.empty() ? "" : "; suspect: " + u.suspect);
-    if (u.link != fabric::kNone) {
-      if (incident_snapshots_ < config_.settings().incident_snapshots) {
-        ++incident_snapshots_;
-        take_snapshot(*id, 0, u.link, "incident", "incident opened");
-      } else {
-        ++incident_snapshots_skipped_;
-        ++metrics_.snapshots_skipped;
+  const Recording what = recording(u);
+  const double loss = stored_loss(u);
+  switch (what) {
+    case Recording::nothing: return true;  // nothing of that scope open: nothing to close
+    case Recording::resolved:
+      // A measurement incident whose measurement works again: nobody repairs it, it closes.
+      if (auto st = p_.incidents.resolve_incident(u, p_.topology, now); !st.ok()) {
+        return kept("could not close incident " + std::to_string(u.incident_id), st.error());
       }
+      break;
+    case Recording::opened: {
+      auto id = p_.incidents.open_incident(u, p_.topology, now, loss);
+      if (!id.ok()) return kept("could not open incident for " + scope_of(u), id.error());
+      u.incident_id = *id;
+      break;
     }
-    to_workflow(*id, u, now);
-    return true;
+    case Recording::reopened:
+      if (auto st = p_.incidents.reopen_incident(u, p_.topology, now, loss); !st.ok()) {
+        return kept("could not reopen incident " + std::to_string(u.incident_id), st.error());
+      }
+      break;
+    case Recording::added:
+      if (auto st = p_.incidents.add_findings(u, p_.topology, loss); !st.ok()) {
+        return kept("incident " + std::to_string(u.incident_id), st.error());
+      }
+      break;
   }
-  if (u.reopened) {
-    if (auto st = p_.incidents.reopen_incident(u, p_.topology, now); !st.ok()) {
-      return kept("could not reopen incident " + std::to_string(u.incident_id), st.error());
-    }
-    ++metrics_.incidents_reopened;
-    recorded_.add_opened(u, u.incident_id);
-    spdlog::info("incident {} reopened: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope, u.summary);
-    to_workflow(u.incident_id, u, now);
-    return true;
-  }
-  if (auto st = p_.incidents.add_findings(u, p_.topology); !st.ok()) {
-    return kept("incident " + std::to_string(u.incident_id), st.error());
-  }
-  if (u.escalated()) spdlog::info("incident {} now {}: {}", u.incident_id, detectors::to_string(u.severity), u.summary);
-  to_workflow(u.incident_id, u, now);
+  recorded(u, what, now);
   return true;
 }
 
-void Daemon::to_workflow(int64_t id, const triage::IncidentUpdate& u, Time now) {
-  const double loss = remediation::loss_estimate(u);
-  p_.workflow.on_update(id, u.link, u.cls, u.severity, loss, now, u.started_at);
-  if (u.link != fabric::kNone && remediation::drainable(u.cls) && loss > 0) {
-    if (auto st = p_.records.set_loss(id, loss); !st.ok()) {
-      ++metrics_.db_errors;
-      spdlog::error("{}", st.error());
-    }
+void Daemon::recorded(triage::IncidentUpdate& u, Recording what, Time now) {
+  switch (what) {
+    case Recording::nothing: return;
+    case Recording::resolved:
+      recorded_.closed.emplace_back(u.incident_id, now);
+      ++metrics_.incidents_resolved;
+      spdlog::info("incident {} closed: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope_of(u), u.summary);
+      return;
+    case Recording::opened:
+      ++metrics_.incidents_opened;
+      recorded_.add_opened(u, u.incident_id);
+      spdlog::info("incident {} opened: {} ({}) on {}: {}{}", u.incident_id, triage::to_string(u.cls),
+                   detectors::to_string(u.severity), scope_of(u), u.summary,
+                   u.suspect.empty() ? "" : "; suspect: " + u.suspect);
+      if (u.link != fabric::kNone) {
+        if (incident_snapshots_ < config_.settings().incident_snapshots) {
+          ++incident_snapshots_;
+          take_snapshot(u.incident_id, 0, u.link, "incident", "incident opened");
+        } else {
+          ++incident_snapshots_skipped_;
+          ++metrics_.snapshots_skipped;
+        }
+      }
+      break;
+    case Recording::reopened:
+      ++metrics_.incidents_reopened;
+      recorded_.add_opened(u, u.incident_id);
+      spdlog::info("incident {} reopened: {} on {}: {}", u.incident_id, triage::to_string(u.cls), scope_of(u), u.summary);
+      break;
+    case Recording::added:
+      if (u.escalated()) spdlog::info("incident {} now {}: {}", u.incident_id, detectors::to_string(u.severity), u.summary);
+      break;
   }
+  to_workflow(u.incident_id, u, now);
+}
+
+void Daemon::to_workflow(int64_t id, const triage::IncidentUpdate& u, Time now) {
+  p_.workflow.on_update(id, u.link, u.cls, u.severity, remediation::loss_estimate(u), now, u.started_at);
 }
 
 }  // namespace medic::service

@@ -89,7 +89,6 @@ struct DaemonParts {
   db::MaintenanceStore& maintenance;
   db::SnapshotStore& snapshots;  // pruned here; stored by snapshot_writer
   SnapshotWriter& snapshot_writer;
-  db::RemediationRecords& records;
   db::DbRemediationStore& remediation_store;
   telemetry::Collector& collector;
   telemetry::SnmpCollector* snmp;  // switches polled at snmp:// (nullptr: none is)
@@ -137,6 +136,16 @@ class Daemon {
   void keep(triage::IncidentUpdate u);
   void refresh_maintenance(Time now);
   void to_workflow(int64_t id, const triage::IncidentUpdate& u, Time now);
+  // What recording an update does, and what follows once it is recorded (ids and closes
+  // for triage, metrics, the log, a snapshot, the workflow).
+  enum class Recording { nothing, resolved, opened, reopened, added };
+  static Recording recording(const triage::IncidentUpdate& u);
+  void recorded(triage::IncidentUpdate& u, Recording what, Time now);
+  // Two or more updates in one transaction (IncidentStore::record_updates); false when they
+  // were not recorded together (fewer, the database down, or one refused): then one at a time.
+  bool record_together(std::vector<triage::IncidentUpdate>& updates, Time now);
+  static double stored_loss(const triage::IncidentUpdate& u);
+  std::string scope_of(const triage::IncidentUpdate& u) const;
   void take_snapshot(int64_t incident, int64_t action, fabric::LinkId link, const std::string& scope,
                      const std::string& why);
 

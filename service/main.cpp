@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
     snapshot_writer.start();
     service::Daemon daemon(config,
                            service::DaemonParts{topology, capacity_topology, files.detectors, db, inventory, incidents,
-                                                maintenance, snapshots, snapshot_writer, records, remediation_store,
+                                                maintenance, snapshots, snapshot_writer, remediation_store,
                                                 collector, snmp.get(), snmp_traps.get(), backoff, pipeline, capacity,
                                                 workflow, registry},
                            clock);

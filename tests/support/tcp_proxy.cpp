@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 namespace medic::testing {
 
@@ -72,6 +73,12 @@ void TcpProxy::cut() {
   cut_ = true;
   const char c = 0;
   (void)::write(wake_[1], &c, 1);
+}
+
+void TcpProxy::cut_at(const std::string& needle, bool forward) {
+  std::lock_guard<std::mutex> lock(cut_at_mutex_);
+  cut_at_ = needle;
+  cut_at_forward_ = forward;
 }
 
 std::string TcpProxy::rewrite_url(const std::string& url, uint16_t port) {
@@ -144,13 +151,26 @@ void TcpProxy::run() {
           close_pair(p);
           continue;
         }
+        bool cut_after = false;
+        if (side == 0) {
+          std::lock_guard<std::mutex> lock(cut_at_mutex_);
+          if (!cut_at_.empty() && std::string_view(buf, static_cast<size_t>(n)).find(cut_at_) != std::string_view::npos) {
+            cut_at_.clear();
+            ++cut_at_count_;
+            if (!cut_at_forward_) {
+              close_pair(p);
+              continue;
+            }
+            cut_after = true;
+          }
+        }
         ssize_t off = 0;
         while (off < n) {
           const ssize_t w = ::send(to, buf + off, static_cast<size_t>(n - off), MSG_NOSIGNAL);
           if (w <= 0) break;
           off += w;
         }
-        if (off < n) close_pair(p);
+        if (off < n || cut_after) close_pair(p);
       }
     }
     std::vector<Pair> open;

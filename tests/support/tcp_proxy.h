@@ -26,6 +26,12 @@ class TcpProxy {
   void resume();
   // Closes every open connection at once (new ones are forwarded as usual).
   void cut();
+  // Closes the connection whose client next sends bytes holding `needle` (a statement's
+  // text: "COMMIT"), once: after forwarding them (the server gets the statement, the client
+  // never its answer) or instead of it (the server never gets it).
+  void cut_at(const std::string& needle, bool forward);
+  // How many connections cut_at has cut.
+  int cut_at_count() const { return cut_at_count_.load(); }
   // A URL like the target's with host and port replaced by the proxy's.
   static std::string rewrite_url(const std::string& url, uint16_t port);
   // Host and port of a postgresql:// URL.
@@ -42,6 +48,10 @@ class TcpProxy {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> paused_{false};
   std::atomic<bool> cut_{false};
+  std::mutex cut_at_mutex_;
+  std::string cut_at_;  // "" once used (or never set)
+  bool cut_at_forward_ = false;
+  std::atomic<int> cut_at_count_{0};
   std::thread thread_;
 };
 

@@ -1,0 +1,296 @@
+// A poll's incident updates recorded in one transaction (IncidentStore::record_updates):
+// the same rows as recording them one at a time, all or none, and a commit whose answer
+// the connection lost is asked about instead of guessed. Also set_incident_state's one
+// statement, safe to run twice.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/db/demo_db.h"
+#include "tests/support/tcp_proxy.h"
+#include "tests/support/testing.h"
+
+namespace medic::db {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using triage::IncidentState;
+
+detectors::Finding link_finding(const fabric::Topology& t, fabric::LinkId link, bool a_end, detectors::FindingKind kind,
+                                detectors::Severity sev, Time first, Time seen, const std::string& summary) {
+  detectors::Finding f;
+  f.kind = kind;
+  f.severity = sev;
+  f.link = link;
+  f.port = a_end ? t.link(link).a : t.link(link).b;
+  f.device = t.port(f.port).device;
+  f.first_seen = first;
+  f.observed_at = seen;
+  f.summary = summary;
+  f.evidence = {{"rate", 0.25}, {"window_s", 60}};
+  return f;
+}
+
+triage::IncidentUpdate link_update(const fabric::Topology& t, const std::string& ref, triage::IncidentClass cls,
+                                   detectors::FindingKind kind, Time first, Time seen) {
+  triage::IncidentUpdate u;
+  u.cls = cls;
+  u.link = *t.find_link(ref);
+  u.severity = detectors::Severity::warning;
+  u.previous_severity = detectors::Severity::warning;
+  u.started_at = first;
+  u.detected_at = seen;
+  u.summary = std::string(triage::to_string(cls)) + " on " + ref;
+  u.findings.push_back(link_finding(t, u.link, true, kind, u.severity, first, seen, u.summary));
+  return u;
+}
+
+// What an incident's records say, ids left out: its row, its findings in order, its history.
+std::vector<std::string> records_of(const testing::TestDatabase& tdb, int64_t id) {
+  const std::string where = " WHERE incident_id = " + std::to_string(id) + " ORDER BY id";
+  std::vector<std::string> out = tdb.column(
+      "SELECT concat_ws('|', class, state, severity, link, device, summary, started_at, detected_at, triaged_at, "
+      "suspect, suspect_port, loss_estimate, reopen_count, closed_at) FROM incidents WHERE id = " + std::to_string(id));
+  for (const auto& f : tdb.column("SELECT concat_ws('|', kind, severity, link, device, port, summary, evidence::text, "
+                                  "first_seen, observed_at, note) FROM findings" + where)) {
+    out.push_back("finding " + f);
+  }
+  for (const auto& e : tdb.column("SELECT concat_ws('|', at, state, note) FROM incident_events" + where)) {
+    out.push_back("event " + e);
+  }
+  return out;
+}
+
+// Two incidents already there, as earlier polls left them: one open (link_a), one closed
+// (link_b, its fault about to come back). Returns their ids.
+std::pair<int64_t, int64_t> earlier_polls(DemoDb& d) {
+  using triage::IncidentClass;
+  using detectors::FindingKind;
+  const auto open = d.db.open_incident(
+      link_update(d.topo, "rtsw0001:eth5", IncidentClass::corruption, FindingKind::corruption, at(0), at(1)), d.topo,
+      at(1));
+  const auto closed = d.db.open_incident(
+      link_update(d.topo, "rtsw0002:eth5", IncidentClass::link_flap, FindingKind::link_flap, at(0), at(1)), d.topo,
+      at(1));
+  if (!open.ok() || !closed.ok()) throw std::runtime_error("open_incident failed");
+  if (!d.db.set_incident_state(*closed, IncidentState::closed, at(2)).ok()) throw std::runtime_error("close failed");
+  return {*open, *closed};
+}
+
+// One poll's updates of every kind: two new incidents (the first with two findings), one
+// following the first new one, the open incident escalated and corroborated, the closed one
+// reopened, and a resolution with nothing open.
+std::vector<triage::IncidentUpdate> a_poll(const DemoDb& d, int64_t open, int64_t closed) {
+  using triage::IncidentClass;
+  using detectors::FindingKind;
+  using detectors::Severity;
+  std::vector<triage::IncidentUpdate> u;
+  u.push_back(link_update(d.topo, "rtsw0003:eth5", IncidentClass::link_flap, FindingKind::link_flap, at(9), at(10)));
+  u[0].findings.push_back(link_finding(d.topo, u[0].link, false, FindingKind::link_flap, Severity::warning, at(9),
+                                       at(10), "the other end"));
+  u.push_back(link_update(d.topo, "rtsw0004:eth5", IncidentClass::fec, FindingKind::fec_ber, at(8), at(10)));
+  u[1].suspect = "rtsw0004:eth5";
+  u[1].suspect_port = d.topo.link(u[1].link).a;
+  triage::IncidentUpdate follows = link_update(d.topo, "rtsw0003:eth5", IncidentClass::link_flap,
+                                               FindingKind::link_flap, at(9), at(10));
+  follows.follows = 0;
+  follows.findings.front().summary = "a third finding";
+  u.push_back(follows);
+  triage::IncidentUpdate escalate =
+      link_update(d.topo, "rtsw0001:eth5", IncidentClass::corruption, FindingKind::corruption, at(0), at(10));
+  escalate.incident_id = open;
+  escalate.severity = Severity::critical;
+  escalate.corroborated = true;
+  u.push_back(escalate);
+  triage::IncidentUpdate reopen =
+      link_update(d.topo, "rtsw0002:eth5", IncidentClass::link_flap, FindingKind::link_flap, at(9), at(10));
+  reopen.incident_id = closed;
+  reopen.reopened = true;
+  u.push_back(reopen);
+  triage::IncidentUpdate nothing;
+  nothing.cls = IncidentClass::telemetry_outage;
+  nothing.resolved = true;
+  u.push_back(nothing);
+  return u;
+}
+
+TEST(RecordUpdates, APollsUpdatesAreRecordedTogetherAsOneAtATimeWould) {
+  DemoDb one, together;
+  const auto [open1, closed1] = earlier_polls(one);
+  const auto [open2, closed2] = earlier_polls(together);
+  ASSERT_EQ(open1, open2);
+  ASSERT_EQ(closed1, closed2);
+  std::vector<triage::IncidentUpdate> updates = a_poll(one, open1, closed1);
+  const std::vector<double> loss = {0.5, 0.125, 0, 0.75, 0.25, 0};
+
+  // One at a time, as medicd did before: the new incident's id handed to the one following it.
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < updates.size(); ++i) {
+    triage::IncidentUpdate u = updates[i];
+    if (u.follows >= 0) u.incident_id = ids[static_cast<size_t>(u.follows)];
+    if (u.resolved) {
+      ids.push_back(u.incident_id);
+      continue;
+    }
+    if (u.is_new()) {
+      const auto id = one.db.open_incident(u, one.topo, at(11), loss[i]);
+      ASSERT_TRUE(id.ok()) << id.error();
+      ids.push_back(*id);
+    } else if (u.reopened) {
+      ASSERT_TRUE(one.db.reopen_incident(u, one.topo, at(11), loss[i]).ok());
+      ids.push_back(u.incident_id);
+    } else {
+      ASSERT_TRUE(one.db.add_findings(u, one.topo, loss[i]).ok());
+      ids.push_back(u.incident_id);
+    }
+  }
+
+  const auto r = together.db.record_updates(updates, loss, together.topo, at(11));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_FALSE(r->in_doubt);
+  EXPECT_EQ(r->ids, ids);
+  ASSERT_EQ(r->ids.size(), 6u);
+  EXPECT_EQ(r->ids[2], r->ids[0]) << "the update that follows the first gets its incident";
+  EXPECT_EQ(r->ids[5], 0) << "a resolution with nothing open records nothing";
+  for (const int64_t id : {open1, closed1, ids[0], ids[1]}) {
+    EXPECT_EQ(records_of(together.tdb, id), records_of(one.tdb, id)) << "incident " << id;
+  }
+  // What the batch wrote, spelled out for the new incident: its findings in order, one loss.
+  EXPECT_EQ(together.tdb.scalar("SELECT loss_estimate FROM incidents WHERE id = " + std::to_string(ids[0])), "0.5");
+  EXPECT_THAT(together.tdb.column("SELECT summary FROM findings WHERE incident_id = " + std::to_string(ids[0]) +
+                                  " ORDER BY id"),
+              ElementsAre("link_flap on rtsw0003:eth5", "the other end", "a third finding"));
+  EXPECT_THAT(together.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(open1) +
+                                  " ORDER BY id"),
+              ElementsAre("detected", "triaged", "escalated_severity", "corroborated"));
+  EXPECT_EQ(together.tdb.scalar("SELECT severity || ' ' || reopen_count FROM incidents WHERE id = " +
+                                std::to_string(open1)),
+            "critical 0");
+  EXPECT_EQ(together.tdb.scalar("SELECT state || ' ' || reopen_count FROM incidents WHERE id = " +
+                                std::to_string(closed1)),
+            "triaged 1");
+  EXPECT_EQ(together.tdb.scalar("SELECT suspect_port FROM incidents WHERE id = " + std::to_string(ids[1])),
+            "rtsw0004:eth5");
+}
+
+TEST(RecordUpdates, OneRefusedUpdateRecordsNoneAndSaysWhich) {
+  DemoDb d;
+  const auto [open, closed] = earlier_polls(d);
+  std::vector<triage::IncidentUpdate> updates = a_poll(d, open, closed);
+  updates[4].incident_id = open;  // "reopen" an incident that is still open
+  const std::string incidents = d.tdb.scalar("SELECT count(*) FROM incidents");
+  const std::string findings = d.tdb.scalar("SELECT count(*) FROM findings");
+  const std::string events = d.tdb.scalar("SELECT count(*) FROM incident_events");
+  const auto r = d.db.record_updates(updates, {}, d.topo, at(11));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error(), HasSubstr("update 5 of 6: no closed incident with id " + std::to_string(open)));
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incidents"), incidents);
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM findings"), findings);
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incident_events"), events);
+  EXPECT_TRUE(d.db.available()) << "a refusal is not the database failing";
+}
+
+TEST(RecordUpdates, TextThatIsNotUtf8IsRecordedWithItsBadBytesReplaced) {
+  DemoDb d;
+  std::vector<triage::IncidentUpdate> updates;
+  updates.push_back(link_update(d.topo, "rtsw0003:eth5", triage::IncidentClass::link_flap,
+                                detectors::FindingKind::link_flap, at(9), at(10)));
+  updates.push_back(updates.front());
+  updates[1].link = d.link("rtsw0004:eth5");
+  updates[1].findings.front().link = updates[1].link;
+  updates[0].findings.front().summary = "port eth5 \xff\xfe says";
+  const auto r = d.db.record_updates(updates, {}, d.topo, at(11));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(d.tdb.scalar("SELECT summary FROM findings WHERE incident_id = " + std::to_string(r->ids[0])),
+            "port eth5 \xef\xbf\xbd\xef\xbf\xbd says");
+}
+
+// The database behind a proxy that can cut the connection at a statement.
+struct ProxiedDemo {
+  testing::TestDatabase tdb;
+  testing::TcpProxy proxy{testing::TcpProxy::url_host_port(tdb.url()).first,
+                          testing::TcpProxy::url_host_port(tdb.url()).second};
+  fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
+  AllStores db{testing::TcpProxy::rewrite_url(tdb.url(), proxy.port())};
+  ProxiedDemo() {
+    db.migrate();
+    if (const auto st = db.sync_inventory(topo); !st.ok()) throw std::runtime_error(st.error());
+  }
+};
+
+std::vector<triage::IncidentUpdate> two_new(const fabric::Topology& t) {
+  return {link_update(t, "rtsw0003:eth5", triage::IncidentClass::link_flap, detectors::FindingKind::link_flap, at(9),
+                      at(10)),
+          link_update(t, "rtsw0004:eth5", triage::IncidentClass::fec, detectors::FindingKind::fec_ber, at(9), at(10))};
+}
+
+TEST(RecordUpdates, ACommitWhoseAnswerWasLostIsAskedAboutAndCountsAsRecorded) {
+  ProxiedDemo d;
+  d.proxy.cut_at("COMMIT", /*forward=*/true);  // the server commits; the answer never comes back
+  const auto r = d.db.record_updates(two_new(d.topo), {}, d.topo, at(11));
+  ASSERT_EQ(d.proxy.cut_at_count(), 1);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_FALSE(r->in_doubt);
+  ASSERT_EQ(r->ids.size(), 2u);
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incidents"), "2");
+  EXPECT_EQ(d.tdb.scalar("SELECT string_agg(id::text, ',' ORDER BY id) FROM incidents"),
+            std::to_string(r->ids[0]) + "," + std::to_string(r->ids[1]));
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM findings"), "2");
+}
+
+TEST(RecordUpdates, ACommitThatNeverArrivedIsNotRecordedAndCanBeRecordedAgain) {
+  ProxiedDemo d;
+  d.proxy.cut_at("COMMIT", /*forward=*/false);  // the server never gets it: it rolls back
+  const auto lost = d.db.record_updates(two_new(d.topo), {}, d.topo, at(11));
+  ASSERT_EQ(d.proxy.cut_at_count(), 1);
+  ASSERT_FALSE(lost.ok());
+  EXPECT_EQ(lost.kind(), ErrorKind::unavailable);
+  EXPECT_THAT(lost.error(), HasSubstr("connection was lost during COMMIT, and the transaction did not commit"));
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incidents"), "0");
+  const auto again = d.db.record_updates(two_new(d.topo), {}, d.topo, at(12));
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incidents"), "2");
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM findings"), "2");
+}
+
+TEST(RecordUpdates, AConnectionCutBeforeTheCommitIsRetriedOnAFreshOne) {
+  ProxiedDemo d;
+  d.proxy.cut_at("INSERT INTO incidents", /*forward=*/false);
+  const auto r = d.db.record_updates(two_new(d.topo), {}, d.topo, at(11));
+  ASSERT_EQ(d.proxy.cut_at_count(), 1);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incidents"), "2");
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM findings"), "2");
+}
+
+TEST(SetIncidentState, RunTwiceItWritesOneHistoryLineAndTheSameRow) {
+  DemoDb d;
+  const auto id = d.db.open_incident(link_update(d.topo, "rtsw0003:eth5", triage::IncidentClass::link_flap,
+                                                 detectors::FindingKind::link_flap, at(9), at(10)),
+                                     d.topo, at(10));
+  ASSERT_TRUE(id.ok()) << id.error();
+  const std::string why = "past the blast-radius cap";
+  ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::pending_approval, at(11), why).ok());
+  const std::string row = d.tdb.scalar("SELECT concat_ws('|', state, approval_reason) FROM incidents WHERE id = " +
+                                       std::to_string(*id));
+  ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::pending_approval, at(11), why).ok());
+  EXPECT_EQ(d.tdb.scalar("SELECT concat_ws('|', state, approval_reason) FROM incidents WHERE id = " +
+                         std::to_string(*id)),
+            row);
+  EXPECT_EQ(row, "pending_approval|" + why);
+  EXPECT_THAT(d.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(*id) +
+                           " ORDER BY id"),
+              ElementsAre("detected", "triaged", "pending_approval"));
+  // A later change of the same state is news again.
+  ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::pending_approval, at(12), "another reason").ok());
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incident_events WHERE state = 'pending_approval'"), "2");
+  const auto missing = d.db.set_incident_state(*id + 100, IncidentState::mitigated, at(13));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error(), "no incident with id " + std::to_string(*id + 100));
+}
+
+}  // namespace
+}  // namespace medic::db
