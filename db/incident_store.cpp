@@ -417,48 +417,71 @@ Result<std::vector<IncidentRow>> IncidentStore::closed_since(Time since) {
 }
 
 Status IncidentStore::set_incident_state(int64_t id, triage::IncidentState state, Time at, const std::string& reason) {
+  const int64_t ids[] = {id};
+  const std::string reasons[] = {reason};
+  return set_incident_states(ids, state, at, reasons);
+}
+
+Status IncidentStore::set_incident_states(std::span<const int64_t> ids, triage::IncidentState state, Time at,
+                                          std::span<const std::string> reasons) {
   using S = triage::IncidentState;
-  // One fixed statement per state: the stage column is never spliced from input. A stage
+  if (ids.empty()) return Ok{};
+  // One fixed SET clause per state: the stage column is never spliced from input. A stage
   // time is never before one already recorded (MEDIC_AFTER_STAGES): the times come from
   // different clocks (each daemon's, the command line's) and a wall clock may be stepped
   // back, and a stage that seemed to end before it began would be a negative stage time.
+  // x.reason is the incident's reason (NULL for none).
 #define MEDIC_AFTER_STAGES                                                                                      \
   "GREATEST($2::timestamptz, started_at, detected_at, triaged_at, mitigated_at, repair_requested_at, repaired_at, " \
   "validating_since, validated_at, undrained_at)"
-  const char* sql = nullptr;
+  const char* set = nullptr;
   switch (state) {
-    case S::detected: sql = "UPDATE incidents SET state = 'detected', updated_at = now() WHERE id = $1 AND $2::timestamptz IS NOT NULL"; break;
-    case S::triaged: sql = "UPDATE incidents SET state = 'triaged', triaged_at = coalesce(triaged_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
-    case S::blocked: sql = "UPDATE incidents SET state = 'blocked', blocked_reason = $3, updated_at = now() WHERE id = $1 AND $2::timestamptz IS NOT NULL"; break;
-    case S::mitigated: sql = "UPDATE incidents SET state = 'mitigated', blocked_reason = NULL, mitigated_at = coalesce(mitigated_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
-    case S::repair_requested: sql = "UPDATE incidents SET state = 'repair_requested', repair_requested_at = coalesce(repair_requested_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
-    case S::repaired: sql = "UPDATE incidents SET state = 'repaired', repaired_at = coalesce(repaired_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
-    case S::validated: sql = "UPDATE incidents SET state = 'validated', validated_at = coalesce(validated_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
-    case S::undrained: sql = "UPDATE incidents SET state = 'undrained', undrained_at = coalesce(undrained_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
-    case S::closed: sql = "UPDATE incidents SET state = 'closed', closed_at = coalesce(closed_at, " MEDIC_AFTER_STAGES "), updated_at = now() WHERE id = $1"; break;
-    case S::dismissed: sql = "UPDATE incidents SET state = 'dismissed', dismissed_at = coalesce(dismissed_at, " MEDIC_AFTER_STAGES "), blocked_reason = coalesce($3, blocked_reason), updated_at = now() WHERE id = $1"; break;
-    case S::escalated: sql = "UPDATE incidents SET state = 'escalated', escalated_at = coalesce(escalated_at, " MEDIC_AFTER_STAGES "), blocked_reason = coalesce($3, blocked_reason), updated_at = now() WHERE id = $1"; break;
-    case S::pending_approval: sql = "UPDATE incidents SET state = 'pending_approval', approval_reason = $3, updated_at = now() WHERE id = $1 AND $2::timestamptz IS NOT NULL"; break;
-    case S::validating: sql = "UPDATE incidents SET state = 'validating', validating_since = " MEDIC_AFTER_STAGES ", updated_at = now() WHERE id = $1"; break;
+    case S::detected: set = "state = 'detected'"; break;
+    case S::triaged: set = "state = 'triaged', triaged_at = coalesce(triaged_at, " MEDIC_AFTER_STAGES ")"; break;
+    case S::blocked: set = "state = 'blocked', blocked_reason = x.reason"; break;
+    case S::mitigated: set = "state = 'mitigated', blocked_reason = NULL, mitigated_at = coalesce(mitigated_at, " MEDIC_AFTER_STAGES ")"; break;
+    case S::repair_requested: set = "state = 'repair_requested', repair_requested_at = coalesce(repair_requested_at, " MEDIC_AFTER_STAGES ")"; break;
+    case S::repaired: set = "state = 'repaired', repaired_at = coalesce(repaired_at, " MEDIC_AFTER_STAGES ")"; break;
+    case S::validated: set = "state = 'validated', validated_at = coalesce(validated_at, " MEDIC_AFTER_STAGES ")"; break;
+    case S::undrained: set = "state = 'undrained', undrained_at = coalesce(undrained_at, " MEDIC_AFTER_STAGES ")"; break;
+    case S::closed: set = "state = 'closed', closed_at = coalesce(closed_at, " MEDIC_AFTER_STAGES ")"; break;
+    case S::dismissed: set = "state = 'dismissed', dismissed_at = coalesce(dismissed_at, " MEDIC_AFTER_STAGES "), blocked_reason = coalesce(x.reason, blocked_reason)"; break;
+    case S::escalated: set = "state = 'escalated', escalated_at = coalesce(escalated_at, " MEDIC_AFTER_STAGES "), blocked_reason = coalesce(x.reason, blocked_reason)"; break;
+    case S::pending_approval: set = "state = 'pending_approval', approval_reason = x.reason"; break;
+    case S::validating: set = "state = 'validating', validating_since = " MEDIC_AFTER_STAGES; break;
     case S::kCount: return Error{"set_incident_state: no such state"};
   }
 #undef MEDIC_AFTER_STAGES
-  // One statement (the row and its history line), outside a transaction: one round trip
-  // instead of four (a wave's queued incidents each take one). It is safe to run twice, as
-  // the retry on a lost connection may: the state and its stage times come out the same,
-  // and the history line is not written again.
-  const std::string stmt = std::string("WITH u AS (") + sql + " RETURNING id), "
-                           "e AS (INSERT INTO incident_events (incident_id, at, state, note) "
-                           "SELECT u.id, $2::timestamptz, $4, $5 FROM u WHERE NOT EXISTS (SELECT 1 FROM incident_events "
-                           "WHERE incident_id = $1 AND at = $2::timestamptz AND state = $4 AND note = $5)) "
-                           "SELECT count(*), $3::text FROM u";  // $3 typed for the states that take no reason
   const bool with_reason = state == S::blocked || state == S::dismissed || state == S::escalated || state == S::pending_approval;
+  // One statement for every incident named (their rows and history lines), outside a
+  // transaction: one round trip (a wave's dozens of incidents queued for approval had taken
+  // four each). It is safe to run twice, as the retry on a lost connection may: the states
+  // and their stage times come out the same, and no history line is written again. It
+  // names the incidents it did not find.
+  const std::string stmt =
+      std::string("WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, reason text, note text)), "
+                  "u AS (UPDATE incidents SET ") + set + ", updated_at = now() FROM x WHERE incidents.id = x.id "
+      "RETURNING incidents.id, coalesce(x.note, '') AS note), "
+      "e AS (INSERT INTO incident_events (incident_id, at, state, note) SELECT u.id, $2::timestamptz, $3, u.note FROM u "
+      "WHERE NOT EXISTS (SELECT 1 FROM incident_events v WHERE v.incident_id = u.id AND v.at = $2::timestamptz "
+      "AND v.state = $3 AND v.note = u.note)) "
+      "SELECT coalesce(string_agg(x.id::text, ', ' ORDER BY x.id) FILTER (WHERE u.id IS NULL), '') "
+      "FROM x LEFT JOIN u ON u.id = x.id";
+  json rows = json::array();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string& why = i < reasons.size() ? reasons[i] : std::string();
+    // reason: what the state's column takes (NULL: none, or kept where the state keeps the
+    // old one); note: the history line's, as given.
+    rows.push_back({{"id", ids[i]}, {"reason", with_reason && !why.empty() ? json(why) : json(nullptr)}, {"note", why}});
+  }
+  const std::string name(triage::to_string(state));
   return c_.run("set_incident_state", [&](Pq& pq) -> Status {
     pqxx::nontransaction n(pq.c);
-    const std::string name(triage::to_string(state));
-    // $3 is the reason where the state's statement takes one (NULL: keep the old), else unused.
-    const auto r = n.exec_params(stmt, id, ts(at), with_reason ? opt_text(reason) : nullptr, name, reason);
-    if (r[0][0].as<int64_t>() != 1) return Error{"no incident with id " + std::to_string(id)};
+    const std::string missing = n.exec_params(stmt, json_text(rows), ts(at), name)[0][0].as<std::string>();
+    if (!missing.empty()) {
+      const bool one = missing.find(',') == std::string::npos;
+      return Error{std::string(one ? "no incident with id " : "no incidents with ids ") + missing};
+    }
     return Ok{};
   });
 }

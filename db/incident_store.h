@@ -93,6 +93,10 @@ class IncidentStore {
   Result<std::vector<IncidentRow>> closed_since(Time since);
   // Moves an incident to a state and stamps that stage's timestamp (first time only).
   Status set_incident_state(int64_t id, triage::IncidentState state, Time at, const std::string& reason = "");
+  // Several incidents to one state, each with its reason (reasons[i] for ids[i]), in one
+  // statement; an error names the ids it did not find (the others are moved).
+  Status set_incident_states(std::span<const int64_t> ids, triage::IncidentState state, Time at,
+                             std::span<const std::string> reasons);
 
  private:
   Connection& c_;

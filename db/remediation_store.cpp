@@ -324,6 +324,11 @@ Status DbRemediationStore::set_state(int64_t incident, triage::IncidentState sta
   return incidents_.set_incident_state(incident, state, at, reason);
 }
 
+Status DbRemediationStore::set_states(std::span<const int64_t> incidents, triage::IncidentState state, Time at,
+                                      std::span<const std::string> reasons) {
+  return incidents_.set_incident_states(incidents, state, at, reasons);
+}
+
 Status DbRemediationStore::set_validation(int64_t incident, int failures, std::optional<Time> since) {
   return db_.set_validation(incident, failures, since);
 }

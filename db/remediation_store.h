@@ -98,6 +98,8 @@ class DbRemediationStore final : public remediation::RemediationStore {
   Result<std::vector<remediation::ActionRecord>> unfinished_actions() override;
   Result<std::vector<std::pair<fabric::LinkId, Time>>> drains_since(Time since) override;
   Status set_state(int64_t incident, triage::IncidentState state, Time at, const std::string& reason) override;
+  Status set_states(std::span<const int64_t> incidents, triage::IncidentState state, Time at,
+                    std::span<const std::string> reasons) override;
   Status set_validation(int64_t incident, int failures, std::optional<Time> since) override;
   Result<int64_t> begin_action(const remediation::ActionIntent& intent, double traffic_before) override;
   Status action_applied(int64_t action, const std::vector<std::string>& steps) override;

@@ -360,6 +360,26 @@ void Workflow::set_state(Case& c, IncidentState s, Time now, const std::string& 
   c.written_reason = reason;
 }
 
+void Workflow::queue_for_approval(const std::vector<std::pair<Case*, std::string>>& queued, Time now) {
+  std::vector<Case*> cases;
+  std::vector<int64_t> ids;
+  std::vector<std::string> reasons;
+  for (const auto& [c, reason] : queued) {
+    if (c->rec.state == IncidentState::pending_approval && c->written_reason == reason) continue;
+    cases.push_back(c);
+    ids.push_back(c->rec.incident_id);
+    reasons.push_back(reason);
+  }
+  if (ids.empty()) return;
+  // Not written: each is queued again at the next pass, as it still wants its drain.
+  if (!store_ok(store_.set_states(ids, IncidentState::pending_approval, now, reasons), "set_states")) return;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (cases[i]->rec.state != IncidentState::pending_approval) ++metrics_.queued_for_approval;
+    cases[i]->rec.state = IncidentState::pending_approval;
+    cases[i]->written_reason = reasons[i];
+  }
+}
+
 std::vector<int64_t> Workflow::tick() {
   const Time now = clock_.now();
   std::vector<int64_t> closed;
@@ -646,20 +666,20 @@ void Workflow::plan_and_drain(Time now) {
   }
   std::vector<DrainCandidate> candidates;
   std::map<int64_t, bool> automatic;
+  std::vector<std::pair<Case*, std::string>> queued;
   for (auto& [id, c] : cases_) {
     if (!wants_drain(c)) continue;
     const bool needs_approval = policy_.mode(c.rec.cls) == Mode::approval;
     if (!c.rec.approved && (needs_approval || breaker_.open)) {
-      const std::string reason = breaker_.open ? breaker_.reason
-                                               : std::string(triage::to_string(c.rec.cls)) +
-                                                     " drains need approval (remediation policy)";
-      if (c.rec.state != IncidentState::pending_approval) ++metrics_.queued_for_approval;
-      set_state(c, IncidentState::pending_approval, now, reason);
+      queued.emplace_back(&c, breaker_.open ? breaker_.reason
+                                            : std::string(triage::to_string(c.rec.cls)) +
+                                                  " drains need approval (remediation policy)");
       continue;
     }
     candidates.push_back({id, c.rec.link, c.rec.loss});
     automatic[id] = !c.rec.approved;
   }
+  queue_for_approval(queued, now);
   if (candidates.empty()) return;
   const DrainPlan plan = plan_drains(capacity_, candidates);
   // The blast-radius cap, before anything is touched: too many automatic drains at once
@@ -681,11 +701,11 @@ void Workflow::plan_and_drain(Time now) {
       ++metrics_.breaker_trips;
       spdlog::error("{}: none is drained; everything goes to the repair queue and the breaker opens", reason);
     }
+    queued.clear();
     for (auto& [id, c] : cases_) {
-      if (!automatic.count(id) || !automatic[id]) continue;
-      if (c.rec.state != IncidentState::pending_approval) ++metrics_.queued_for_approval;
-      set_state(c, IncidentState::pending_approval, now, reason);
+      if (automatic.count(id) && automatic[id]) queued.emplace_back(&c, reason);
     }
+    queue_for_approval(queued, now);
   }
   for (const auto& w : plan.wait) {
     auto it = cases_.find(w.candidate.incident_id);

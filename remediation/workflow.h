@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,10 @@ class RemediationStore {
   // Drain starts (automatic ones) since `since`, for the rate limits after a restart.
   virtual Result<std::vector<std::pair<fabric::LinkId, Time>>> drains_since(Time since) = 0;
   virtual Status set_state(int64_t incident, triage::IncidentState state, Time at, const std::string& reason) = 0;
+  // Several incidents to one state, reasons[i] for incidents[i], in one write where the
+  // store can (a wave's dozens queued for approval in one pass).
+  virtual Status set_states(std::span<const int64_t> incidents, triage::IncidentState state, Time at,
+                            std::span<const std::string> reasons) = 0;
   virtual Status set_validation(int64_t incident, int failures, std::optional<Time> since) = 0;
   // The intent row, and the link marked draining/undraining, in one transaction; refused
   // when this daemon no longer leads or another action on the link is unfinished.
@@ -216,6 +221,9 @@ class Workflow {
   void start_undrain(Case& c, Time now);
   void finish(InFlight& f, ActionEnd end, bool drained, const std::string& reason, Time now);
   void set_state(Case& c, triage::IncidentState s, Time now, const std::string& reason = "");
+  // Cases to pending_approval, each with its reason, in one write (those already there
+  // with that reason left out).
+  void queue_for_approval(const std::vector<std::pair<Case*, std::string>>& queued, Time now);
   void mark_applied(InFlight& f, Time now);
   bool reading_after_apply(const InFlight& f, Time now) const;
   bool wants_drain(const Case& c) const;

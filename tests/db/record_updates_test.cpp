@@ -292,5 +292,32 @@ TEST(SetIncidentState, RunTwiceItWritesOneHistoryLineAndTheSameRow) {
   EXPECT_EQ(missing.error(), "no incident with id " + std::to_string(*id + 100));
 }
 
+TEST(SetIncidentState, SeveralAtOnceEachWithItsReasonAndTheMissingNamed) {
+  DemoDb d;
+  std::vector<int64_t> ids;
+  for (const char* ref : {"rtsw0003:eth5", "rtsw0004:eth5", "rtsw0005:eth5"}) {
+    const auto id = d.db.open_incident(link_update(d.topo, ref, triage::IncidentClass::link_flap,
+                                                   detectors::FindingKind::link_flap, at(9), at(10)),
+                                       d.topo, at(10));
+    ASSERT_TRUE(id.ok()) << id.error();
+    ids.push_back(*id);
+  }
+  const std::vector<std::string> reasons = {"blast radius: 3 wanted", "", "link_flap drains need approval"};
+  ASSERT_TRUE(d.db.set_incident_states(ids, IncidentState::pending_approval, at(11), reasons).ok());
+  EXPECT_THAT(d.tdb.column("SELECT concat_ws('|', state, coalesce(approval_reason, '(none)')) FROM incidents ORDER BY id"),
+              ElementsAre("pending_approval|blast radius: 3 wanted", "pending_approval|(none)",
+                          "pending_approval|link_flap drains need approval"));
+  EXPECT_THAT(d.tdb.column("SELECT note FROM incident_events WHERE state = 'pending_approval' ORDER BY incident_id"),
+              ElementsAre("blast radius: 3 wanted", "", "link_flap drains need approval"));
+  // Stage times for all of them at once, and a missing id named while the others move.
+  const std::vector<int64_t> with_missing = {ids[0], ids[2] + 7, ids[1], ids[2] + 9};
+  const auto st = d.db.set_incident_states(with_missing, IncidentState::mitigated, at(12), {});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error(), "no incidents with ids " + std::to_string(ids[2] + 7) + ", " + std::to_string(ids[2] + 9));
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incidents WHERE state = 'mitigated' AND mitigated_at = '" +
+                         format_iso8601(at(12)) + "'"),
+            "2");
+}
+
 }  // namespace
 }  // namespace medic::db

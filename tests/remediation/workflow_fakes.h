@@ -53,6 +53,12 @@ class MemoryStore final : public RemediationStore {
     history[incident].push_back(std::string(triage::to_string(state)));
     return Ok{};
   }
+  Status set_states(std::span<const int64_t> incidents, IncidentState state, Time at,
+                    std::span<const std::string> reasons) override {
+    ++set_states_calls;
+    for (size_t i = 0; i < incidents.size(); ++i) set_state(incidents[i], state, at, reasons[i]);
+    return Ok{};
+  }
   Status set_validation(int64_t incident, int failures, std::optional<Time> since) override {
     cases[incident].validation_failures = failures;
     cases[incident].validating_since = since;
@@ -118,6 +124,7 @@ class MemoryStore final : public RemediationStore {
   std::map<int64_t, std::vector<std::string>> history;
   std::vector<Action> actions;
   std::vector<std::string> refusals;
+  int set_states_calls = 0;
   BreakerState breaker_state;
   int opened_recently = 0;
   std::string fence_error;

@@ -475,6 +475,31 @@ TEST_F(WorkflowTest, MoreDrainsInOnePassThanTheCapDrainNothingAndOpenTheBreaker)
   EXPECT_EQ(workflow().metrics().queued_for_approval, 5u);
 }
 
+TEST_F(WorkflowTest, AWaveQueuedForApprovalIsOneWriteAndQueuedOnce) {
+  const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5", "rtsw0004:eth5", "rtsw0005:eth5"};
+  int64_t id = 1;
+  for (const char* e : ends) store.add_incident(id++, link(e));
+  workflow().tick();
+  // The blast-radius cap queues all five: one write for them, each its history line once.
+  EXPECT_EQ(store.set_states_calls, 1);
+  for (int64_t i = 1; i <= 5; ++i) {
+    EXPECT_EQ(store.history[i], std::vector<std::string>{"pending_approval"}) << i;
+  }
+  // The breaker opened with the cap's reason: the next passes find nothing new to write.
+  for (int64_t i = 1; i <= 5; ++i) EXPECT_EQ(store.cases[i].blocked_reason, store.breaker_state.reason) << i;
+  workflow().tick();
+  workflow().tick();
+  EXPECT_EQ(store.set_states_calls, 1);
+  EXPECT_EQ(store.history[3].size(), 1u);
+  // A new reason (the breaker's changes, say after a reset and a new trip) is written again.
+  store.breaker_state.reason = "circuit breaker open: 30 incidents opened in the last 300 s (limit 20)";
+  workflow().tick();
+  EXPECT_EQ(store.set_states_calls, 2);
+  EXPECT_EQ(store.history[3].size(), 2u);
+  EXPECT_EQ(store.cases[3].blocked_reason, store.breaker_state.reason);
+  EXPECT_EQ(workflow().metrics().queued_for_approval, 5u) << "a case is counted once, when it is first queued";
+}
+
 TEST_F(WorkflowTest, AsManyDrainsAsTheCapAllowsGoAhead) {
   const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5", "rtsw0004:eth5"};
   int64_t id = 1;
