@@ -189,7 +189,8 @@ Status exec_reopen(pqxx::work& w, int64_t id, const triage::IncidentUpdate& u, c
   return Ok{};
 }
 
-Status exec_add(pqxx::work& w, int64_t id, const triage::IncidentUpdate& u, const fabric::Topology& t, double loss) {
+Status exec_add(pqxx::work& w, int64_t id, const triage::IncidentUpdate& u, const fabric::Topology& t, bool escalated,
+                double loss) {
   // Severity only rises, whatever the update believed the stored one to be: the row is
   // raised (and the event written) only when the new severity is above the stored one
   // (`o`, the row as the statement found it). Corroboration is news once per incident: the
@@ -212,7 +213,7 @@ Status exec_add(pqxx::work& w, int64_t id, const triage::IncidentUpdate& u, cons
   const std::string raised_note = std::string(detectors::to_string(u.previous_severity)) + " -> " +
                                   std::string(detectors::to_string(u.severity)) + ": " + u.summary;
   const auto r = w.exec_params(sql, id, std::string(detectors::to_string(u.severity)), u.summary, opt_text(u.suspect),
-                               opt_text(suspect_port), u.escalated(), opt_text(l), ts(u.detected_at), raised_note,
+                               opt_text(suspect_port), escalated, opt_text(l), ts(u.detected_at), raised_note,
                                u.corroborated, findings_array(u.findings, t));
   if (r[0][0].as<int64_t>() != 1) return Error::not_found("no incident with id " + std::to_string(id));
   return Ok{};
@@ -254,7 +255,7 @@ Status IncidentStore::reopen_incident(const triage::IncidentUpdate& u, const fab
 Status IncidentStore::add_findings(const triage::IncidentUpdate& u, const fabric::Topology& t, double loss) {
   return c_.run("add_findings", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
-    if (auto st = exec_add(w, u.incident_id, u, t, loss); !st.ok()) return st;
+    if (auto st = exec_add(w, u.incident_id, u, t, u.escalated(), loss); !st.ok()) return st;
     w.commit();
     return Ok{};
   });
@@ -264,13 +265,19 @@ Result<RecordedUpdates> IncidentStore::record_updates(std::span<const triage::In
                                                       std::span<const double> loss, const fabric::Topology& t,
                                                       Time now) {
   std::vector<int64_t> ids;
-  std::string xid;
-  bool doubt = false;
+  PendingCommit commit;
+  bool committing = false;
   auto r = c_.run("record_updates", [&](Pq& pq) -> Status {
+    // run() retries a call whose connection broke: never once COMMIT was sent, which may
+    // have committed (asked below instead).
+    if (committing) return Error::unavailable("record_updates: the connection was lost during COMMIT");
     ids.assign(updates.size(), 0);
-    doubt = false;
     pqxx::work w(pq.c);
-    xid = w.exec("SELECT pg_current_xact_id()::text")[0][0].as<std::string>();
+    // Which transaction and which server process this is: what is asked if COMMIT's answer
+    // is lost (the process named by its start too, as process ids are reused).
+    const auto who = w.exec("SELECT pg_current_xact_id()::text, pg_backend_pid(), "
+                            "(SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid())")[0];
+    commit = {who[0].as<std::string>(), who[1].as<int64_t>(), read_text(who[2])};
     for (size_t i = 0; i < updates.size(); ++i) {
       const triage::IncidentUpdate& u = updates[i];
       const double l = i < loss.size() ? loss[i] : 0;
@@ -285,39 +292,58 @@ Result<RecordedUpdates> IncidentStore::record_updates(std::span<const triage::In
       } else if (u.reopened) {
         if (auto st = exec_reopen(w, id, u, t, now, l); !st.ok()) return Error{which + st.error(), st.kind()};
       } else {
-        if (auto st = exec_add(w, id, u, t, l); !st.ok()) return Error{which + st.error(), st.kind()};
+        // As IncidentUpdate::escalated(), for an update whose incident the batch opened.
+        const bool escalated = u.severity > u.previous_severity;
+        if (auto st = exec_add(w, id, u, t, escalated, l); !st.ok()) return Error{which + st.error(), st.kind()};
       }
       ids[i] = id;
     }
-    try {
-      w.commit();
-    } catch (const pqxx::in_doubt_error&) {
-      doubt = true;  // the connection went during COMMIT: asked below, on a new one
-    }
+    committing = true;
+    w.commit();
+    committing = false;
     return Ok{};
   });
-  if (!r.ok()) return r.failure();
-  if (!doubt) return RecordedUpdates{std::move(ids), false};
-  // Whether the server committed it: recorded (the ids hold), not (the caller may record
-  // them again), or not known (a retry could record them twice: the caller records nothing).
-  // The server ends a transaction whose client went away as soon as it reads the end of the
-  // stream; until then it is 'in progress' (asked a few times, 20 ms apart, at most 0.2 s).
-  Result<std::string> status = Error{""};
-  for (int ask = 0; ask < 10; ++ask) {
-    if (ask > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    status = c_.run("record_updates: the lost commit's outcome", [&](Pq& pq) -> Result<std::string> {
-      pqxx::nontransaction n(pq.c);
-      return n.exec_params("SELECT coalesce(pg_xact_status($1::xid8), 'unknown')", xid)[0][0].as<std::string>();
-    });
-    if (!status.ok() || *status != "in progress") break;
-  }
-  if (status.ok() && *status == "committed") return RecordedUpdates{std::move(ids), false};
-  if (status.ok() && *status == "aborted") {
+  if (r.ok()) return RecordedUpdates{std::move(ids), std::nullopt};
+  if (!committing) return r.failure();
+  // COMMIT went and its answer did not come back: ask the server what became of it.
+  const auto outcome = commit_outcome(commit);
+  if (outcome.ok() && *outcome == CommitOutcome::committed) return RecordedUpdates{std::move(ids), std::nullopt};
+  if (outcome.ok() && *outcome == CommitOutcome::aborted) {
     return Error::unavailable("record_updates: the connection was lost during COMMIT, and the transaction did not commit");
   }
-  spdlog::error("record_updates: the connection was lost during COMMIT of transaction {}; whether it committed is not "
-                "known ({})", xid, status.ok() ? *status : status.error());
-  return RecordedUpdates{{}, true};
+  spdlog::warn("record_updates: the connection was lost during COMMIT of transaction {}; whether it committed is not "
+               "known yet ({})", commit.xid, outcome.ok() ? "the server no longer knows" : outcome.error());
+  return RecordedUpdates{std::move(ids), commit};
+}
+
+Result<CommitOutcome> IncidentStore::commit_outcome(const PendingCommit& commit) {
+  bool ended = false;
+  for (int ask = 0; ask < 10; ++ask) {
+    if (ask > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto status = c_.run("commit_outcome", [&](Pq& pq) -> Result<std::string> {
+      pqxx::nontransaction n(pq.c);
+      return n.exec_params("SELECT coalesce(pg_xact_status($1::xid8), 'unknown')", commit.xid)[0][0].as<std::string>();
+    });
+    if (!status.ok()) return status.failure();
+    if (*status == "committed") return CommitOutcome::committed;
+    if (*status == "aborted") return CommitOutcome::aborted;
+    if (*status == "unknown") return CommitOutcome::unknown;
+    // In progress: its server process has not noticed that its client went (a network
+    // that dropped the connection without a word, or a COMMIT still being written). Ended
+    // now, it rolls back what did not commit, or finishes the commit it had begun.
+    if (!ended) {
+      ended = true;
+      const auto st = c_.run("commit_outcome: ending the lost session", [&](Pq& pq) -> Status {
+        pqxx::nontransaction n(pq.c);
+        n.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND "
+                      "backend_start = $2::timestamptz",
+                      commit.backend_pid, commit.backend_start);
+        return Ok{};
+      });
+      if (!st.ok()) return st.failure();
+    }
+  }
+  return Error::unavailable("commit_outcome: transaction " + commit.xid + " is still in progress");
 }
 
 Status IncidentStore::add_findings(int64_t incident_id, const std::vector<detectors::Finding>& findings,
@@ -455,18 +481,19 @@ Status IncidentStore::set_incident_states(std::span<const int64_t> ids, triage::
   const bool with_reason = state == S::blocked || state == S::dismissed || state == S::escalated || state == S::pending_approval;
   // One statement for every incident named (their rows and history lines), outside a
   // transaction: one round trip (a wave's dozens of incidents queued for approval had taken
-  // four each). It is safe to run twice, as the retry on a lost connection may: the states
-  // and their stage times come out the same, and no history line is written again. It
-  // names the incidents it did not find.
+  // four each). All or none: if one is not found, none moves and the error names it. It
+  // is safe to run twice, as the retry on a lost connection may: the states and their
+  // stage times come out the same, and a history line the same as the incident's last is
+  // not written again.
   const std::string stmt =
       std::string("WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, reason text, note text)), "
+                  "missing AS (SELECT x.id FROM x LEFT JOIN incidents i ON i.id = x.id WHERE i.id IS NULL), "
                   "u AS (UPDATE incidents SET ") + set + ", updated_at = now() FROM x WHERE incidents.id = x.id "
-      "RETURNING incidents.id, coalesce(x.note, '') AS note), "
+      "AND NOT EXISTS (SELECT 1 FROM missing) RETURNING incidents.id, coalesce(x.note, '') AS note), "
       "e AS (INSERT INTO incident_events (incident_id, at, state, note) SELECT u.id, $2::timestamptz, $3, u.note FROM u "
-      "WHERE NOT EXISTS (SELECT 1 FROM incident_events v WHERE v.incident_id = u.id AND v.at = $2::timestamptz "
-      "AND v.state = $3 AND v.note = u.note)) "
-      "SELECT coalesce(string_agg(x.id::text, ', ' ORDER BY x.id) FILTER (WHERE u.id IS NULL), '') "
-      "FROM x LEFT JOIN u ON u.id = x.id";
+      "WHERE NOT EXISTS (SELECT 1 FROM (SELECT v.at, v.state, v.note FROM incident_events v WHERE v.incident_id = u.id "
+      "ORDER BY v.id DESC LIMIT 1) last WHERE last.at = $2::timestamptz AND last.state = $3 AND last.note = u.note)) "
+      "SELECT coalesce(string_agg(id::text, ', ' ORDER BY id), '') FROM missing";
   json rows = json::array();
   for (size_t i = 0; i < ids.size(); ++i) {
     const std::string& why = i < reasons.size() ? reasons[i] : std::string();

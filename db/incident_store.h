@@ -47,11 +47,20 @@ struct IncidentEventRow {
   std::string state, note;
 };
 
+// A transaction whose COMMIT went and whose answer the connection lost: which it was, and
+// which server process ran it (its id and start: ids are reused).
+struct PendingCommit {
+  std::string xid;
+  int64_t backend_pid = 0;
+  std::string backend_start;
+};
+enum class CommitOutcome { committed, aborted, unknown };  // unknown: the server no longer knows
+
 // What record_updates did: each update's incident id (0 for a resolution with nothing
-// open), or in_doubt (and no ids) when whether it committed is not known.
+// open), valid once it committed; in_doubt when whether it did is not known yet.
 struct RecordedUpdates {
   std::vector<int64_t> ids;
-  bool in_doubt = false;
+  std::optional<PendingCommit> in_doubt;
 };
 
 class IncidentStore {
@@ -76,10 +85,13 @@ class IncidentStore {
   // earlier one gets its incident). A wave of faults opens dozens of incidents in one poll,
   // and a transaction each held the poll. An error: nothing was recorded (the database
   // failed, or one update was refused: recorded one at a time, the others still can be).
-  // If the connection is lost during COMMIT, the server is asked whether it committed; when
-  // that cannot be learned, `in_doubt` says so and nothing should be recorded again.
+  // If the connection is lost during COMMIT, the server is asked whether it committed
+  // (commit_outcome); while that cannot be learned, `in_doubt` says what to ask later.
   Result<RecordedUpdates> record_updates(std::span<const triage::IncidentUpdate> updates, std::span<const double> loss,
                                          const fabric::Topology& topology, Time now);
+  // Whether that transaction committed; a session the server still runs it in is ended
+  // first (it then rolls back, or finishes the commit it began). An error: not known yet.
+  Result<CommitOutcome> commit_outcome(const PendingCommit& commit);
   Status add_findings(int64_t incident_id, const std::vector<detectors::Finding>& findings,
                       const fabric::Topology& topology);
   // A measurement incident whose measurement works again: its findings attached and the
@@ -94,7 +106,7 @@ class IncidentStore {
   // Moves an incident to a state and stamps that stage's timestamp (first time only).
   Status set_incident_state(int64_t id, triage::IncidentState state, Time at, const std::string& reason = "");
   // Several incidents to one state, each with its reason (reasons[i] for ids[i]), in one
-  // statement; an error names the ids it did not find (the others are moved).
+  // statement, all or none: an error names the ids it did not find (and none is moved).
   Status set_incident_states(std::span<const int64_t> ids, triage::IncidentState state, Time at,
                              std::span<const std::string> reasons);
 

@@ -371,12 +371,18 @@ void Workflow::queue_for_approval(const std::vector<std::pair<Case*, std::string
     reasons.push_back(reason);
   }
   if (ids.empty()) return;
-  // Not written: each is queued again at the next pass, as it still wants its drain.
-  if (!store_ok(store_.set_states(ids, IncidentState::pending_approval, now, reasons), "set_states")) return;
+  const bool together = ids.size() > 1 && store_.set_states(ids, IncidentState::pending_approval, now, reasons).ok();
   for (size_t i = 0; i < cases.size(); ++i) {
-    if (cases[i]->rec.state != IncidentState::pending_approval) ++metrics_.queued_for_approval;
-    cases[i]->rec.state = IncidentState::pending_approval;
-    cases[i]->written_reason = reasons[i];
+    const bool was = cases[i]->rec.state == IncidentState::pending_approval;
+    if (together) {
+      cases[i]->rec.state = IncidentState::pending_approval;
+      cases[i]->written_reason = reasons[i];
+    } else {
+      // One, or refused together: one at a time, so that each fails (and is queued again at
+      // the next pass) or not on its own.
+      set_state(*cases[i], IncidentState::pending_approval, now, reasons[i]);
+    }
+    if (!was && cases[i]->rec.state == IncidentState::pending_approval) ++metrics_.queued_for_approval;
   }
 }
 

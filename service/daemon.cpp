@@ -143,6 +143,9 @@ bool Daemon::take_lead(int64_t epoch) {
     return false;
   };
   p_.remediation_store.set_fence(s.name, epoch);
+  // A batch whose COMMIT's answer was lost is settled before what the database holds is
+  // read back: then triage and the workflow load whatever it recorded.
+  if (!settle_doubt(now)) return failed("whether the last batch of incident updates committed is not known yet");
   if (auto st = p_.inventory.sync_inventory(p_.topology); !st.ok()) return failed(st.error());
   // Drain state survives restarts and takeovers: the database is the record.
   auto drains = p_.inventory.drain_states();
@@ -220,6 +223,7 @@ void Daemon::stand_by() {
   pending_updates_.clear();
   pending_noted_.clear();
   pending_oper_.clear();
+  doubtful_.reset();
   recorded_ = {};
   metrics_.pending_records.set(0);
   if (prober_) {
@@ -543,6 +547,11 @@ void Daemon::record_triage(triage::TriageResult& t, Time now) {
     metrics_.findings_noted += t.noted.size();
     record_noted(std::move(t.noted));
   }
+  if (doubtful_) {
+    // Which incidents these belong to depends on whether the batch in doubt committed.
+    for (auto& u : t.updates) keep(std::move(u));
+    return;
+  }
   if (record_together(t.updates, now)) return;
   std::vector<int64_t> no_batch;
   for (auto& u : t.updates) {
@@ -562,19 +571,58 @@ bool Daemon::record_together(std::vector<triage::IncidentUpdate>& updates, Time 
     return false;
   }
   if (r->in_doubt) {
+    // Held, and nothing else recorded, until the server says whether they are in
+    // (settle_doubt): recorded again they might be twice, dropped they might be lost.
     ++metrics_.db_errors;
-    metrics_.records_dropped += static_cast<double>(updates.size());
-    spdlog::error("{} incident updates may or may not be recorded (the database connection was lost during their "
-                  "COMMIT and the outcome could not be learned): not recorded again, so that none is recorded twice",
-                  updates.size());
+    spdlog::warn("{} incident updates wait: the database connection was lost during their COMMIT (transaction {}); "
+                 "whether it committed is asked again before anything else is recorded",
+                 updates.size(), r->in_doubt->xid);
+    doubtful_ = Doubtful{*r->in_doubt, std::move(updates), std::move(r->ids)};
     return true;
   }
+  apply_recorded(updates, r->ids, now);
+  return true;
+}
+
+void Daemon::apply_recorded(std::vector<triage::IncidentUpdate>& updates, const std::vector<int64_t>& ids, Time now) {
   for (size_t i = 0; i < updates.size(); ++i) {
     triage::IncidentUpdate& u = updates[i];
+    // What it was (new, added to, reopened, resolved) as record() would see it: an update
+    // that follows an earlier one of the batch has that one's incident.
+    if (u.follows >= 0 && static_cast<size_t>(u.follows) < i) u.incident_id = ids[static_cast<size_t>(u.follows)];
     const Recording what = recording(u);
-    u.incident_id = r->ids[i];
+    u.incident_id = ids[i];
     u.follows = -1;
     recorded(u, what, now);
+  }
+}
+
+bool Daemon::settle_doubt(Time now) {
+  if (!doubtful_) return true;
+  const auto outcome = p_.incidents.commit_outcome(doubtful_->commit);
+  if (!outcome.ok()) {
+    spdlog::debug("{}: {} incident updates still wait", outcome.error(), doubtful_->updates.size());
+    return false;
+  }
+  Doubtful d = std::move(*doubtful_);
+  doubtful_.reset();
+  switch (*outcome) {
+    case db::CommitOutcome::committed:
+      spdlog::info("transaction {} committed after all: {} incident updates recorded", d.commit.xid, d.updates.size());
+      apply_recorded(d.updates, d.ids, now);
+      break;
+    case db::CommitOutcome::aborted:
+      // Recorded again, first, with the identity triage then knows.
+      spdlog::info("transaction {} did not commit: its {} incident updates are recorded again", d.commit.xid,
+                   d.updates.size());
+      for (auto it = d.updates.rbegin(); it != d.updates.rend(); ++it) pending_updates_.push_front(std::move(*it));
+      break;
+    case db::CommitOutcome::unknown:
+      ++metrics_.db_errors;
+      metrics_.records_dropped += static_cast<double>(d.updates.size());
+      spdlog::error("whether transaction {} committed is no longer known to the database: its {} incident updates "
+                    "are dropped rather than perhaps recorded twice", d.commit.xid, d.updates.size());
+      break;
   }
   return true;
 }
@@ -625,7 +673,7 @@ void Daemon::flush(Time now) {
     pending_noted_.clear();
     record_noted(std::move(noted));
   }
-  if (pending_updates_.empty()) return;
+  if (!settle_doubt(now) || pending_updates_.empty()) return;
   // Made while they could not be recorded: which incident each belongs to is decided now,
   // by triage, from what it knows (with what recording gave back since the last poll).
   std::vector<triage::IncidentUpdate> kept(std::make_move_iterator(pending_updates_.begin()),
@@ -634,7 +682,7 @@ void Daemon::flush(Time now) {
   kept = p_.pipeline.resolve_kept(std::move(kept), now, recorded_);
   recorded_ = {};
   if (record_together(kept, now)) {
-    spdlog::info("recorded {} incident updates found while they could not be recorded", kept.size());
+    if (!doubtful_) spdlog::info("recorded {} incident updates found while they could not be recorded", kept.size());
     return;
   }
   std::vector<int64_t> ids(kept.size(), 0);

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <deque>
+#include <optional>
 #include <map>
 #include <memory>
 #include <string>
@@ -116,7 +117,9 @@ class Daemon {
   // Steady-clock nanoseconds at the end of the last cycle (0 before the first), for /healthz.
   int64_t last_cycle_ns() const { return last_cycle_ns_.load(); }
   bool leading() const { return epoch_ != 0; }
-  size_t pending() const { return pending_updates_.size() + pending_noted_.size() + pending_oper_.size(); }
+  size_t pending() const {
+    return pending_updates_.size() + pending_noted_.size() + pending_oper_.size() + (doubtful_ ? doubtful_->updates.size() : 0);
+  }
 
  private:
   // Reloads what the database holds and fences actions by `epoch`; false when the
@@ -144,6 +147,10 @@ class Daemon {
   // Two or more updates in one transaction (IncidentStore::record_updates); false when they
   // were not recorded together (fewer, the database down, or one refused): then one at a time.
   bool record_together(std::vector<triage::IncidentUpdate>& updates, Time now);
+  // What follows once a batch is recorded, update by update (ids[i] for updates[i]).
+  void apply_recorded(std::vector<triage::IncidentUpdate>& updates, const std::vector<int64_t>& ids, Time now);
+  // Asks whether the batch in doubt committed, and acts on the answer; false while not known.
+  bool settle_doubt(Time now);
   static double stored_loss(const triage::IncidentUpdate& u);
   std::string scope_of(const triage::IncidentUpdate& u) const;
   void take_snapshot(int64_t incident, int64_t action, fabric::LinkId link, const std::string& scope,
@@ -176,6 +183,14 @@ class Daemon {
   triage::Recorded recorded_;
   // What was found while it could not be recorded, oldest first.
   std::deque<triage::IncidentUpdate> pending_updates_;
+  // A batch whose COMMIT's answer the connection lost, until the server says whether it
+  // committed; nothing else is recorded meanwhile.
+  struct Doubtful {
+    db::PendingCommit commit;
+    std::vector<triage::IncidentUpdate> updates;
+    std::vector<int64_t> ids;
+  };
+  std::optional<Doubtful> doubtful_;
   std::deque<triage::NotedFinding> pending_noted_;
   std::map<fabric::LinkId, std::pair<bool, Time>> pending_oper_;  // latest state per link
   std::atomic<int64_t> last_cycle_ns_{0};

@@ -98,6 +98,9 @@ std::vector<triage::IncidentUpdate> a_poll(const DemoDb& d, int64_t open, int64_
                                                FindingKind::link_flap, at(9), at(10));
   follows.follows = 0;
   follows.findings.front().summary = "a third finding";
+  // Triage::resolve's join: worse than the incident so far, which it then raises.
+  follows.severity = Severity::critical;
+  follows.findings.front().severity = Severity::critical;
   u.push_back(follows);
   triage::IncidentUpdate escalate =
       link_update(d.topo, "rtsw0001:eth5", IncidentClass::corruption, FindingKind::corruption, at(0), at(10));
@@ -114,6 +117,19 @@ std::vector<triage::IncidentUpdate> a_poll(const DemoDb& d, int64_t open, int64_
   nothing.cls = IncidentClass::telemetry_outage;
   nothing.resolved = true;
   u.push_back(nothing);
+  // A measurement incident opened and, by a later poll kept with it, resolved.
+  triage::IncidentUpdate outage;
+  outage.cls = IncidentClass::telemetry_outage;
+  outage.severity = Severity::warning;
+  outage.started_at = at(8);
+  outage.detected_at = at(9);
+  outage.summary = "most devices did not answer";
+  u.push_back(outage);
+  triage::IncidentUpdate back = outage;
+  back.resolved = true;
+  back.follows = 6;
+  back.summary = "devices answer again";
+  u.push_back(back);
   return u;
 }
 
@@ -124,7 +140,7 @@ TEST(RecordUpdates, APollsUpdatesAreRecordedTogetherAsOneAtATimeWould) {
   ASSERT_EQ(open1, open2);
   ASSERT_EQ(closed1, closed2);
   std::vector<triage::IncidentUpdate> updates = a_poll(one, open1, closed1);
-  const std::vector<double> loss = {0.5, 0.125, 0, 0.75, 0.25, 0};
+  const std::vector<double> loss = {0.5, 0.125, 0, 0.75, 0.25, 0, 0, 0};
 
   // One at a time, as medicd did before: the new incident's id handed to the one following it.
   std::vector<int64_t> ids;
@@ -132,6 +148,9 @@ TEST(RecordUpdates, APollsUpdatesAreRecordedTogetherAsOneAtATimeWould) {
     triage::IncidentUpdate u = updates[i];
     if (u.follows >= 0) u.incident_id = ids[static_cast<size_t>(u.follows)];
     if (u.resolved) {
+      if (u.incident_id != 0) {
+        ASSERT_TRUE(one.db.resolve_incident(u, one.topo, at(11)).ok());
+      }
       ids.push_back(u.incident_id);
       continue;
     }
@@ -152,10 +171,11 @@ TEST(RecordUpdates, APollsUpdatesAreRecordedTogetherAsOneAtATimeWould) {
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_FALSE(r->in_doubt);
   EXPECT_EQ(r->ids, ids);
-  ASSERT_EQ(r->ids.size(), 6u);
+  ASSERT_EQ(r->ids.size(), 8u);
   EXPECT_EQ(r->ids[2], r->ids[0]) << "the update that follows the first gets its incident";
   EXPECT_EQ(r->ids[5], 0) << "a resolution with nothing open records nothing";
-  for (const int64_t id : {open1, closed1, ids[0], ids[1]}) {
+  EXPECT_EQ(r->ids[7], r->ids[6]);
+  for (const int64_t id : {open1, closed1, ids[0], ids[1], ids[6]}) {
     EXPECT_EQ(records_of(together.tdb, id), records_of(one.tdb, id)) << "incident " << id;
   }
   // What the batch wrote, spelled out for the new incident: its findings in order, one loss.
@@ -174,6 +194,16 @@ TEST(RecordUpdates, APollsUpdatesAreRecordedTogetherAsOneAtATimeWould) {
             "triaged 1");
   EXPECT_EQ(together.tdb.scalar("SELECT suspect_port FROM incidents WHERE id = " + std::to_string(ids[1])),
             "rtsw0004:eth5");
+  // The update that follows the new incident raised it, as one at a time would have.
+  EXPECT_EQ(together.tdb.scalar("SELECT severity FROM incidents WHERE id = " + std::to_string(ids[0])), "critical");
+  EXPECT_THAT(together.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(ids[0]) +
+                                  " ORDER BY id"),
+              ElementsAre("detected", "triaged", "escalated_severity"));
+  // The measurement incident opened and resolved in the one batch.
+  EXPECT_THAT(together.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(ids[6]) +
+                                  " ORDER BY id"),
+              ElementsAre("detected", "triaged", "closed"));
+  EXPECT_EQ(together.tdb.scalar("SELECT state FROM incidents WHERE id = " + std::to_string(ids[6])), "closed");
 }
 
 TEST(RecordUpdates, OneRefusedUpdateRecordsNoneAndSaysWhich) {
@@ -186,7 +216,7 @@ TEST(RecordUpdates, OneRefusedUpdateRecordsNoneAndSaysWhich) {
   const std::string events = d.tdb.scalar("SELECT count(*) FROM incident_events");
   const auto r = d.db.record_updates(updates, {}, d.topo, at(11));
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.error(), HasSubstr("update 5 of 6: no closed incident with id " + std::to_string(open)));
+  EXPECT_THAT(r.error(), HasSubstr("update 5 of 8: no closed incident with id " + std::to_string(open)));
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incidents"), incidents);
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM findings"), findings);
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incident_events"), events);
@@ -309,14 +339,49 @@ TEST(SetIncidentState, SeveralAtOnceEachWithItsReasonAndTheMissingNamed) {
                           "pending_approval|link_flap drains need approval"));
   EXPECT_THAT(d.tdb.column("SELECT note FROM incident_events WHERE state = 'pending_approval' ORDER BY incident_id"),
               ElementsAre("blast radius: 3 wanted", "", "link_flap drains need approval"));
-  // Stage times for all of them at once, and a missing id named while the others move.
+  // All or none: with ids it does not find, none moves, and the error names them.
   const std::vector<int64_t> with_missing = {ids[0], ids[2] + 7, ids[1], ids[2] + 9};
   const auto st = d.db.set_incident_states(with_missing, IncidentState::mitigated, at(12), {});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error(), "no incidents with ids " + std::to_string(ids[2] + 7) + ", " + std::to_string(ids[2] + 9));
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incidents WHERE state = 'mitigated'"), "0");
+  EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incident_events WHERE state = 'mitigated'"), "0");
+  // Stage times for several at once.
+  const std::vector<int64_t> two = {ids[0], ids[1]};
+  ASSERT_TRUE(d.db.set_incident_states(two, IncidentState::mitigated, at(12), {}).ok());
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM incidents WHERE state = 'mitigated' AND mitigated_at = '" +
                          format_iso8601(at(12)) + "'"),
             "2");
+}
+
+TEST(SetIncidentState, BackToAStateWithinTheSameMomentIsNewsAgain) {
+  DemoDb d;
+  const auto id = d.db.open_incident(link_update(d.topo, "rtsw0003:eth5", triage::IncidentClass::link_flap,
+                                                 detectors::FindingKind::link_flap, at(9), at(10)),
+                                     d.topo, at(10));
+  ASSERT_TRUE(id.ok()) << id.error();
+  ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::pending_approval, at(11), "why").ok());
+  ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::blocked, at(11), "floor").ok());
+  ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::pending_approval, at(11), "why").ok());
+  EXPECT_THAT(d.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(*id) +
+                           " ORDER BY id"),
+              ElementsAre("detected", "triaged", "pending_approval", "blocked", "pending_approval"));
+}
+
+TEST(SetIncidentState, ARetryAfterTheAnswerWasLostWritesOneHistoryLine) {
+  ProxiedDemo d;
+  const auto id = d.db.open_incident(link_update(d.topo, "rtsw0003:eth5", triage::IncidentClass::link_flap,
+                                                 detectors::FindingKind::link_flap, at(9), at(10)),
+                                     d.topo, at(10));
+  ASSERT_TRUE(id.ok()) << id.error();
+  // The server runs the statement; its answer never comes back; run() retries it on a new
+  // connection.
+  d.proxy.cut_at("jsonb_to_recordset", /*forward=*/true);
+  ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::pending_approval, at(11), "past the cap").ok());
+  ASSERT_EQ(d.proxy.cut_at_count(), 1);
+  EXPECT_THAT(d.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(*id) +
+                           " ORDER BY id"),
+              ElementsAre("detected", "triaged", "pending_approval"));
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 //  - restarted in the middle of a drain (the intent written, the switch still answering),
 //    then its connections cut again and again by a proxy while medicd records the result:
 //    the action is finished exactly once, the link drained once, nothing written twice.
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -190,6 +192,53 @@ TEST_F(E2EDatabase, AStoppedDatabaseLosesNothingFoundMeanwhile) {
   EXPECT_EQ(metric(http, api, "medic_records_dropped_total"), 0);
   EXPECT_TRUE(leads(http, api, 2)) << healthz(http, api).second;
   EXPECT_THAT(medicd.output(), ::testing::Not(HasSubstr("stopping so a leader can act")));
+}
+
+TEST_F(E2EDatabase, AWaveFoundWhileTheDatabaseIsDownIsRecordedTogetherOnceItIsBack) {
+  testing::PrivatePostgres pg;
+  // 12 links, no device with more than two, go down 5 s in, while the database is down:
+  // each becomes a link_down incident once down for 30 s, all kept, then recorded in one
+  // transaction when the database is back.
+  const json topo = json::parse(testing::read_file(dir.file("demo.json")));
+  std::map<std::string, int> per_device;
+  json faults = json::array();
+  for (const auto& l : topo.at("links")) {
+    const std::string a = l.at("a").get<std::string>(), b = l.at("b").get<std::string>();
+    const std::string da = a.substr(0, a.find(':')), db = b.substr(0, b.find(':'));
+    if (faults.size() == 12 || per_device[da] >= 2 || per_device[db] >= 2) continue;
+    ++per_device[da];
+    ++per_device[db];
+    faults.push_back({{"kind", "down"}, {"link", a}, {"at_s", 5}});
+  }
+  ASSERT_EQ(faults.size(), 12u);
+  const auto fabsim_started = std::chrono::steady_clock::now();
+  DemoFabsim fabsim;
+  ASSERT_NO_FATAL_FAILURE(fabsim.start(dir, json{{"faults", faults}}.dump()));
+  testing::Process medicd(MEDIC_MEDICD_BIN, {"--topology", fabsim.exported, "--db", pg.url(), "--no-probe", "--http",
+                                             "127.0.0.1:0", "--run-for", "200", "--db-timeout", "2"});
+  const std::string api = api_of(medicd);
+  ASSERT_FALSE(api.empty()) << medicd.output();
+  ASSERT_TRUE(testing::eventually([&] { return get(api + "/healthz").first == 200; }, 60s)) << medicd.output();
+  pg.stop();
+  ASSERT_TRUE(testing::eventually([&] { return metric(http, api, "medic_db_up") == 0.0; }, 20s)) << medicd.output();
+  // Every link's incident found (down for 30 s, at 35 s of fabsim's scenario) and kept.
+  std::this_thread::sleep_until(fabsim_started + 42s);
+  EXPECT_EQ(metric(http, api, "medic_db_up"), 0.0) << "the database came back too soon for the test";
+  EXPECT_EQ(metric(http, api, "medic_incidents_opened_total"), 0);
+  pg.start();
+  ASSERT_TRUE(testing::eventually([&] { return query(pg.url(), "SELECT count(*) FROM incidents") == "12"; }, 90s))
+      << query(pg.url(), "SELECT count(*) FROM incidents") << "\n" << medicd.output();
+  ASSERT_TRUE(testing::eventually([&] { return metric(http, api, "medic_pending_records") == 0; }, 30s));
+  // One incident a link, each with the findings of both its ends, none opened twice: the
+  // daemon's count is the database's.
+  EXPECT_EQ(query(pg.url(), "SELECT count(DISTINCT link) FROM incidents WHERE class = 'link_down'"), "12");
+  EXPECT_EQ(query(pg.url(), "SELECT count(*) FROM incidents i WHERE (SELECT count(DISTINCT device) FROM findings f "
+                            "WHERE f.incident_id = i.id) = 2"),
+            "12");
+  EXPECT_EQ(metric(http, api, "medic_incidents_opened_total"), 12);
+  EXPECT_EQ(metric(http, api, "medic_records_dropped_total"), 0);
+  EXPECT_THAT(medicd.output(), HasSubstr("incident updates found while they could not be recorded"));
+  EXPECT_TRUE(leads(http, api, 2)) << healthz(http, api).second;
 }
 
 TEST_F(E2EDatabase, ARestartMidDrainAndCutConnectionsFinishTheActionExactlyOnce) {

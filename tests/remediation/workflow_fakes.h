@@ -56,6 +56,7 @@ class MemoryStore final : public RemediationStore {
   Status set_states(std::span<const int64_t> incidents, IncidentState state, Time at,
                     std::span<const std::string> reasons) override {
     ++set_states_calls;
+    if (!set_states_error.empty()) return Error{set_states_error};
     for (size_t i = 0; i < incidents.size(); ++i) set_state(incidents[i], state, at, reasons[i]);
     return Ok{};
   }
@@ -125,6 +126,7 @@ class MemoryStore final : public RemediationStore {
   std::vector<Action> actions;
   std::vector<std::string> refusals;
   int set_states_calls = 0;
+  std::string set_states_error;  // set: set_states refuses (set_state does not)
   BreakerState breaker_state;
   int opened_recently = 0;
   std::string fence_error;

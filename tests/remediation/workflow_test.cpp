@@ -500,6 +500,20 @@ TEST_F(WorkflowTest, AWaveQueuedForApprovalIsOneWriteAndQueuedOnce) {
   EXPECT_EQ(workflow().metrics().queued_for_approval, 5u) << "a case is counted once, when it is first queued";
 }
 
+TEST_F(WorkflowTest, AWaveTheStoreRefusesTogetherIsQueuedOneAtATime) {
+  store.set_states_error = "no incidents with ids 9";
+  const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5", "rtsw0004:eth5", "rtsw0005:eth5"};
+  int64_t id = 1;
+  for (const char* e : ends) store.add_incident(id++, link(e));
+  workflow().tick();
+  EXPECT_EQ(store.set_states_calls, 1);
+  for (int64_t i = 1; i <= 5; ++i) {
+    EXPECT_EQ(store.cases[i].state, IncidentState::pending_approval) << i;
+    EXPECT_EQ(store.history[i], std::vector<std::string>{"pending_approval"}) << i;
+  }
+  EXPECT_EQ(workflow().metrics().queued_for_approval, 5u);
+}
+
 TEST_F(WorkflowTest, AsManyDrainsAsTheCapAllowsGoAhead) {
   const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5", "rtsw0004:eth5"};
   int64_t id = 1;
