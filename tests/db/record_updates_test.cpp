@@ -48,6 +48,12 @@ triage::IncidentUpdate link_update(const fabric::Topology& t, const std::string&
   return u;
 }
 
+// A link_flap incident opened on `ref` at 10 s.
+Result<int64_t> open_flap(AllStores& db, const fabric::Topology& t, const std::string& ref) {
+  return db.open_incident(
+      link_update(t, ref, triage::IncidentClass::link_flap, detectors::FindingKind::link_flap, at(9), at(10)), t, at(10));
+}
+
 // What an incident's records say, ids left out: its row, its findings in order, its history.
 std::vector<std::string> records_of(const testing::TestDatabase& tdb, int64_t id) {
   const std::string where = " WHERE incident_id = " + std::to_string(id) + " ORDER BY id";
@@ -298,9 +304,7 @@ TEST(RecordUpdates, AConnectionCutBeforeTheCommitIsRetriedOnAFreshOne) {
 
 TEST(SetIncidentState, RunTwiceItWritesOneHistoryLineAndTheSameRow) {
   DemoDb d;
-  const auto id = d.db.open_incident(link_update(d.topo, "rtsw0003:eth5", triage::IncidentClass::link_flap,
-                                                 detectors::FindingKind::link_flap, at(9), at(10)),
-                                     d.topo, at(10));
+  const auto id = open_flap(d.db, d.topo, "rtsw0003:eth5");
   ASSERT_TRUE(id.ok()) << id.error();
   const std::string why = "past the blast-radius cap";
   ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::pending_approval, at(11), why).ok());
@@ -326,9 +330,7 @@ TEST(SetIncidentState, SeveralAtOnceEachWithItsReasonAndTheMissingNamed) {
   DemoDb d;
   std::vector<int64_t> ids;
   for (const char* ref : {"rtsw0003:eth5", "rtsw0004:eth5", "rtsw0005:eth5"}) {
-    const auto id = d.db.open_incident(link_update(d.topo, ref, triage::IncidentClass::link_flap,
-                                                   detectors::FindingKind::link_flap, at(9), at(10)),
-                                       d.topo, at(10));
+    const auto id = open_flap(d.db, d.topo, ref);
     ASSERT_TRUE(id.ok()) << id.error();
     ids.push_back(*id);
   }
@@ -356,9 +358,7 @@ TEST(SetIncidentState, SeveralAtOnceEachWithItsReasonAndTheMissingNamed) {
 
 TEST(SetIncidentState, BackToAStateWithinTheSameMomentIsNewsAgain) {
   DemoDb d;
-  const auto id = d.db.open_incident(link_update(d.topo, "rtsw0003:eth5", triage::IncidentClass::link_flap,
-                                                 detectors::FindingKind::link_flap, at(9), at(10)),
-                                     d.topo, at(10));
+  const auto id = open_flap(d.db, d.topo, "rtsw0003:eth5");
   ASSERT_TRUE(id.ok()) << id.error();
   ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::pending_approval, at(11), "why").ok());
   ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::blocked, at(11), "floor").ok());
@@ -370,9 +370,7 @@ TEST(SetIncidentState, BackToAStateWithinTheSameMomentIsNewsAgain) {
 
 TEST(SetIncidentState, ARetryAfterTheAnswerWasLostWritesOneHistoryLine) {
   ProxiedDemo d;
-  const auto id = d.db.open_incident(link_update(d.topo, "rtsw0003:eth5", triage::IncidentClass::link_flap,
-                                                 detectors::FindingKind::link_flap, at(9), at(10)),
-                                     d.topo, at(10));
+  const auto id = open_flap(d.db, d.topo, "rtsw0003:eth5");
   ASSERT_TRUE(id.ok()) << id.error();
   // The server runs the statement; its answer never comes back; run() retries it on a new
   // connection.

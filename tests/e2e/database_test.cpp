@@ -9,8 +9,6 @@
 //  - restarted in the middle of a drain (the intent written, the switch still answering),
 //    then its connections cut again and again by a proxy while medicd records the result:
 //    the action is finished exactly once, the link drained once, nothing written twice.
-#include <map>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -199,17 +197,7 @@ TEST_F(E2EDatabase, AWaveFoundWhileTheDatabaseIsDownIsRecordedTogetherOnceItIsBa
   // 12 links, no device with more than two, go down 5 s in, while the database is down:
   // each becomes a link_down incident once down for 30 s, all kept, then recorded in one
   // transaction when the database is back.
-  const json topo = json::parse(testing::read_file(dir.file("demo.json")));
-  std::map<std::string, int> per_device;
-  json faults = json::array();
-  for (const auto& l : topo.at("links")) {
-    const std::string a = l.at("a").get<std::string>(), b = l.at("b").get<std::string>();
-    const std::string da = a.substr(0, a.find(':')), db = b.substr(0, b.find(':'));
-    if (faults.size() == 12 || per_device[da] >= 2 || per_device[db] >= 2) continue;
-    ++per_device[da];
-    ++per_device[db];
-    faults.push_back({{"kind", "down"}, {"link", a}, {"at_s", 5}});
-  }
+  const json faults = links_down(dir, 12, 2, 5);
   ASSERT_EQ(faults.size(), 12u);
   const auto fabsim_started = std::chrono::steady_clock::now();
   DemoFabsim fabsim;

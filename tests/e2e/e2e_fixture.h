@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -70,6 +71,23 @@ inline void write_demo_topology(const testing::TempDir& dir) {
   const auto [gen_status, topology] = testing::run_command(MEDIC_CLI_BIN, {"fabric", "gen", "demo"});
   ASSERT_EQ(gen_status, 0) << topology;
   testing::write_file(dir.file("demo.json"), topology);
+}
+
+// "down" faults at `at_s` for up to `count` links of dir/demo.json, no device at more than
+// `per_device` of them (so that each is a link's incident, not its device's).
+inline nlohmann::json links_down(const testing::TempDir& dir, size_t count, int per_device, double at_s) {
+  const nlohmann::json topo = nlohmann::json::parse(testing::read_file(dir.file("demo.json")));
+  std::map<std::string, int> on;
+  nlohmann::json faults = nlohmann::json::array();
+  for (const auto& l : topo.at("links")) {
+    const std::string a = l.at("a").get<std::string>(), b = l.at("b").get<std::string>();
+    const std::string da = a.substr(0, a.find(':')), db = b.substr(0, b.find(':'));
+    if (faults.size() == count || on[da] >= per_device || on[db] >= per_device) continue;
+    ++on[da];
+    ++on[db];
+    faults.push_back({{"kind", "down"}, {"link", a}, {"at_s", at_s}});
+  }
+  return faults;
 }
 
 // fabsim on dir/demo.json playing a scenario, exporting its topology (with the addresses it

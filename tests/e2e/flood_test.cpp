@@ -28,17 +28,7 @@ TEST(E2EFlood, PastTheBudgetIncidentSnapshotsAreCountedNotTakenAndNothingIsLost)
   HttpClient http;
   ASSERT_NO_FATAL_FAILURE(write_demo_topology(dir));
   // 36 links, no device with more than three of them, down at 4 s.
-  const json topo = json::parse(testing::read_file(dir.file("demo.json")));
-  std::map<std::string, int> per_device;
-  json faults = json::array();
-  for (const auto& l : topo.at("links")) {
-    const std::string a = l.at("a").get<std::string>(), b = l.at("b").get<std::string>();
-    const std::string da = a.substr(0, a.find(':')), db = b.substr(0, b.find(':'));
-    if (per_device[da] >= 3 || per_device[db] >= 3) continue;
-    ++per_device[da];
-    ++per_device[db];
-    faults.push_back({{"kind", "down"}, {"link", a}, {"at_s", 4}});
-  }
+  const json faults = links_down(dir, 1000, 3, 4);
   ASSERT_EQ(faults.size(), 36u);
   DemoFabsim fabsim;
   ASSERT_NO_FATAL_FAILURE(fabsim.start(dir, json{{"faults", faults}}.dump()));
@@ -75,6 +65,7 @@ TEST(E2EFlood, PastTheBudgetIncidentSnapshotsAreCountedNotTakenAndNothingIsLost)
                        "WHERE s.scope = 'incident' AND s.data->>'link' = i.link"),
             std::to_string(snapshots));
   EXPECT_THAT(medicd.output(), ::testing::HasSubstr("incidents opened in one poll: snapshots taken of the first 8,"));
+  EXPECT_EQ(metric(http, api, "medic_incidents_opened_total"), 36) << "recorded together, each counted once";
   EXPECT_EQ(metric(http, api, "medic_db_errors_total"), 0);
   EXPECT_EQ(metric(http, api, "medic_snapshots_unstored_total"), 0);
 }

@@ -46,6 +46,12 @@ class WorkflowTest : public ::testing::Test {
     return *wf;
   }
   fabric::LinkId link(const char* end) { return *topo.find_link(end); }
+  // Incidents 1-5 on five ToRs' uplinks at once: past the demo fabric's blast-radius cap.
+  void five_uplinks_fail() {
+    const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5", "rtsw0004:eth5", "rtsw0005:eth5"};
+    int64_t id = 1;
+    for (const char* e : ends) store.add_incident(id++, link(e));
+  }
   bool drained_at_switch(fabric::LinkId l) {
     const auto& lk = topo.link(l);
     const auto& a = topo.port(lk.a);
@@ -476,9 +482,7 @@ TEST_F(WorkflowTest, MoreDrainsInOnePassThanTheCapDrainNothingAndOpenTheBreaker)
 }
 
 TEST_F(WorkflowTest, AWaveQueuedForApprovalIsOneWriteAndQueuedOnce) {
-  const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5", "rtsw0004:eth5", "rtsw0005:eth5"};
-  int64_t id = 1;
-  for (const char* e : ends) store.add_incident(id++, link(e));
+  five_uplinks_fail();
   workflow().tick();
   // The blast-radius cap queues all five: one write for them, each its history line once.
   EXPECT_EQ(store.set_states_calls, 1);
@@ -502,9 +506,7 @@ TEST_F(WorkflowTest, AWaveQueuedForApprovalIsOneWriteAndQueuedOnce) {
 
 TEST_F(WorkflowTest, AWaveTheStoreRefusesTogetherIsQueuedOneAtATime) {
   store.set_states_error = "no incidents with ids 9";
-  const char* ends[] = {"rtsw0001:eth5", "rtsw0002:eth5", "rtsw0003:eth5", "rtsw0004:eth5", "rtsw0005:eth5"};
-  int64_t id = 1;
-  for (const char* e : ends) store.add_incident(id++, link(e));
+  five_uplinks_fail();
   workflow().tick();
   EXPECT_EQ(store.set_states_calls, 1);
   for (int64_t i = 1; i <= 5; ++i) {
