@@ -479,12 +479,13 @@ Status IncidentStore::set_incident_states(std::span<const int64_t> ids, triage::
   }
 #undef MEDIC_AFTER_STAGES
   const bool with_reason = state == S::blocked || state == S::dismissed || state == S::escalated || state == S::pending_approval;
-  // One statement for every incident named (their rows and history lines), outside a
-  // transaction: one round trip (a wave's dozens of incidents queued for approval had taken
-  // four each). All or none: if one is not found, none moves and the error names it. It
-  // is safe to run twice, as the retry on a lost connection may: the states and their
-  // stage times come out the same, and a history line the same as the incident's last is
-  // not written again.
+  // One statement for every incident named (their rows and history lines), in a
+  // transaction of its own: a wave's dozens of incidents queued for approval had taken four
+  // round trips each. All or none: if one is not found, none moves and the error names it.
+  // In a transaction, a retry after a lost connection never overlaps the first try (which
+  // could not commit: it waits on its rows until that one is rolled back); run again after a
+  // COMMIT whose answer was lost, the states and their stage times come out the same, and a
+  // history line the same as the incident's last is not written again.
   const std::string stmt =
       std::string("WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, reason text, note text)), "
                   "missing AS (SELECT x.id FROM x LEFT JOIN incidents i ON i.id = x.id WHERE i.id IS NULL), "
@@ -503,12 +504,13 @@ Status IncidentStore::set_incident_states(std::span<const int64_t> ids, triage::
   }
   const std::string name(triage::to_string(state));
   return c_.run("set_incident_state", [&](Pq& pq) -> Status {
-    pqxx::nontransaction n(pq.c);
-    const std::string missing = n.exec_params(stmt, json_text(rows), ts(at), name)[0][0].as<std::string>();
+    pqxx::work w(pq.c);
+    const std::string missing = w.exec_params(stmt, json_text(rows), ts(at), name)[0][0].as<std::string>();
     if (!missing.empty()) {
       const bool one = missing.find(',') == std::string::npos;
       return Error{std::string(one ? "no incident with id " : "no incidents with ids ") + missing};
     }
+    w.commit();
     return Ok{};
   });
 }

@@ -372,14 +372,23 @@ TEST(SetIncidentState, ARetryAfterTheAnswerWasLostWritesOneHistoryLine) {
   ProxiedDemo d;
   const auto id = open_flap(d.db, d.topo, "rtsw0003:eth5");
   ASSERT_TRUE(id.ok()) << id.error();
-  // The server runs the statement; its answer never comes back; run() retries it on a new
-  // connection.
+  // The server runs the statement; its answer never comes back, and the connection is gone
+  // before COMMIT; run() retries it on a new connection, while the first may still run.
   d.proxy.cut_at("jsonb_to_recordset", /*forward=*/true);
   ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::pending_approval, at(11), "past the cap").ok());
   ASSERT_EQ(d.proxy.cut_at_count(), 1);
   EXPECT_THAT(d.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(*id) +
                            " ORDER BY id"),
               ElementsAre("detected", "triaged", "pending_approval"));
+  // Its COMMIT reaches the server and the answer is lost: an error, though it committed;
+  // the workflow then writes it again, and the same change writes no second line.
+  d.proxy.cut_at("COMMIT", /*forward=*/true);
+  EXPECT_FALSE(d.db.set_incident_state(*id, IncidentState::blocked, at(12), "floor").ok());
+  ASSERT_EQ(d.proxy.cut_at_count(), 2);
+  ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::blocked, at(12), "floor").ok());
+  EXPECT_THAT(d.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(*id) +
+                           " ORDER BY id"),
+              ElementsAre("detected", "triaged", "pending_approval", "blocked"));
 }
 
 }  // namespace
