@@ -275,8 +275,8 @@ class ScrapeMapper::Sink final : public PromSink {
       ++st.skipped;
       return;
     }
-    // Consecutive samples usually share a metric name.
-    if (s.name != last_name_ || last_name_.empty()) {
+    // Consecutive samples usually share a metric name (the parser says when they do).
+    if (!s.name_repeats && (s.name != last_name_ || last_name_.empty())) {
       last_name_ = s.name;
       last_rules_ = (b_.map().*rules_of_)(s.name);
     }

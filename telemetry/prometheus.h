@@ -30,6 +30,7 @@ struct PromSample {
   bool has_timestamp = false;
   int64_t timestamp_ms = 0;
   MetricType type = MetricType::untyped;  // type of the family the sample belongs to
+  bool name_repeats = false;  // the sample before it, in the same payload, had the same name
 
   // Value of a label, or nullptr.
   const std::string_view* label(std::string_view label_name) const;

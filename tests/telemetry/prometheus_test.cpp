@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <charconv>
 #include <cmath>
+#include <random>
 #include <limits>
 #include <map>
 #include <string>
@@ -441,6 +444,38 @@ TEST(PromFloat, AcceptsDecimalsAndExponents) {
   EXPECT_EQ(v, 5.0);
   EXPECT_TRUE(parse_prom_float("18446744073709551615", v));
   EXPECT_EQ(v, 18446744073709551616.0);
+}
+
+// Short decimals take a shortcut past from_chars (digits over a power of ten); every one
+// must come out the very double from_chars reads, bit for bit, signs and zeros included.
+TEST(PromFloat, ShortDecimalsReadBitForBitAsFromCharsDoes) {
+  std::mt19937_64 rng(16);
+  size_t compared = 0;
+  for (int n = 0; n < 300000; ++n) {
+    const int digits = 1 + static_cast<int>(rng() % 17);
+    std::string text;
+    for (int d = 0; d < digits; ++d) text += static_cast<char>('0' + rng() % 10);
+    if (rng() % 3 != 0) text.insert(rng() % (text.size() + 1), ".");
+    double want = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), want);
+    ASSERT_TRUE(ec == std::errc() && ptr == text.data() + text.size()) << text;
+    const bool negative = rng() % 2 == 0;
+    double got = 7;
+    ASSERT_TRUE(parse_prom_float((negative ? "-" : "") + text, got)) << text;
+    if (negative) want = -want;
+    EXPECT_EQ(std::bit_cast<uint64_t>(got), std::bit_cast<uint64_t>(want)) << (negative ? "-" : "") << text;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 300000u);
+  double v = 1;
+  EXPECT_TRUE(parse_prom_float("-0", v));
+  EXPECT_TRUE(std::signbit(v));
+  EXPECT_TRUE(parse_prom_float("0.1", v));
+  EXPECT_EQ(v, 0.1);
+  EXPECT_TRUE(parse_prom_float("999999999999999", v));  // 15 digits: the shortcut's last
+  EXPECT_EQ(v, 999999999999999.0);
+  EXPECT_TRUE(parse_prom_float("9007199254740993", v));  // 16 digits: from_chars rounds it
+  EXPECT_EQ(v, 9007199254740992.0);
 }
 
 TEST(PromFloat, AcceptsInfAndNanInAnyCase) {
