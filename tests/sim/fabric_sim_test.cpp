@@ -260,6 +260,16 @@ TEST_F(FabricSimTest, ValuesPrintAsPercent17g) {
   for (size_t i = 0; i < std::size(ports); ++i) expect_line("node_network_receive_packets_total", ports[i], absurd[i]);
   EXPECT_NE(text.find("node_network_receive_packets_total{device=\"eth1\"} -0\n"), std::string::npos);
   EXPECT_NE(text.find("node_network_receive_packets_total{device=\"eth5\"} 1e+17\n"), std::string::npos);
+  // Per-lane readings print as "%.2f" (the laser bias has no per-lane offset to read back).
+  for (const fabric::PortId p : topo.ports_of(device("rtsw0001"))) {
+    const PortCounters c = sim.counters(p, 5.0);
+    for (int lane = 1; lane <= 4; ++lane) {
+      char line[256];
+      std::snprintf(line, sizeof line, "optics_laser_bias_milliamps{interface=\"%s\",lane=\"%d\"} %.2f\n",
+                    topo.port(p).name.c_str(), lane, c.laser_bias_ma);
+      EXPECT_NE(text.find(line), std::string::npos) << line;
+    }
+  }
 }
 
 // A probe's paths there and back are the ECMP model's for its 5-tuple and the reverse one,
