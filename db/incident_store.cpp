@@ -482,10 +482,13 @@ Status IncidentStore::set_incident_states(std::span<const int64_t> ids, triage::
   // One statement for every incident named (their rows and history lines), in a
   // transaction of its own: a wave's dozens of incidents queued for approval had taken four
   // round trips each. All or none: if one is not found, none moves and the error names it.
-  // In a transaction, a retry after a lost connection never overlaps the first try (which
-  // could not commit: it waits on its rows until that one is rolled back); run again after a
-  // COMMIT whose answer was lost, the states and their stage times come out the same, and a
-  // history line the same as the incident's last is not written again.
+  // Run again (a retry after a lost connection, or the workflow's after a COMMIT whose answer
+  // was lost), the states and their stage times come out the same, and a history line the
+  // same as the incident's last is not written again. For that the rows are locked first,
+  // in a statement of their own: the first try's transaction may still be open on the
+  // server (its COMMIT on the way, or its connection not yet noticed gone), and the
+  // statement below, had it waited on those rows itself, would have judged the history
+  // from before that transaction ended and written its line a second time.
   const std::string stmt =
       std::string("WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, reason text, note text)), "
                   "missing AS (SELECT x.id FROM x LEFT JOIN incidents i ON i.id = x.id WHERE i.id IS NULL), "
@@ -505,7 +508,11 @@ Status IncidentStore::set_incident_states(std::span<const int64_t> ids, triage::
   const std::string name(triage::to_string(state));
   return c_.run("set_incident_state", [&](Pq& pq) -> Status {
     pqxx::work w(pq.c);
-    const std::string missing = w.exec_params(stmt, json_text(rows), ts(at), name)[0][0].as<std::string>();
+    const std::string rows_text = json_text(rows);
+    w.exec_params("SELECT i.id FROM incidents i JOIN jsonb_to_recordset($1::jsonb) AS x(id bigint) ON i.id = x.id "
+                  "ORDER BY i.id FOR UPDATE OF i",
+                  rows_text);
+    const std::string missing = w.exec_params(stmt, rows_text, ts(at), name)[0][0].as<std::string>();
     if (!missing.empty()) {
       const bool one = missing.find(',') == std::string::npos;
       return Error{std::string(one ? "no incident with id " : "no incidents with ids ") + missing};

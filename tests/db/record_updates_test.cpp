@@ -5,8 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 #include "tests/db/demo_db.h"
 #include "tests/support/tcp_proxy.h"
@@ -374,7 +379,7 @@ TEST(SetIncidentState, ARetryAfterTheAnswerWasLostWritesOneHistoryLine) {
   ASSERT_TRUE(id.ok()) << id.error();
   // The server runs the statement; its answer never comes back, and the connection is gone
   // before COMMIT; run() retries it on a new connection, while the first may still run.
-  d.proxy.cut_at("jsonb_to_recordset", /*forward=*/true);
+  d.proxy.cut_at("missing AS", /*forward=*/true);
   ASSERT_TRUE(d.db.set_incident_state(*id, IncidentState::pending_approval, at(11), "past the cap").ok());
   ASSERT_EQ(d.proxy.cut_at_count(), 1);
   EXPECT_THAT(d.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(*id) +
@@ -389,6 +394,38 @@ TEST(SetIncidentState, ARetryAfterTheAnswerWasLostWritesOneHistoryLine) {
   EXPECT_THAT(d.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(*id) +
                            " ORDER BY id"),
               ElementsAre("detected", "triaged", "pending_approval", "blocked"));
+}
+
+// The first try's transaction still open on the server when the second comes (its COMMIT on
+// the way, as after a lost answer): the second waits for it, then sees its history line
+// and writes none of its own. Here the first try is held open by hand, for certain.
+TEST(SetIncidentState, ASecondTryWhileTheFirstIsStillOpenWaitsForItAndWritesNoSecondLine) {
+  ProxiedDemo d;
+  const auto id = open_flap(d.db, d.topo, "rtsw0003:eth5");
+  ASSERT_TRUE(id.ok()) << id.error();
+  pqxx::connection first(d.tdb.url());
+  pqxx::work w(first);
+  w.exec_params("UPDATE incidents SET state = 'blocked', blocked_reason = 'floor' WHERE id = $1", *id);
+  w.exec_params("INSERT INTO incident_events (incident_id, at, state, note) VALUES ($1, $2::timestamptz, 'blocked', 'floor')",
+                *id, format_iso8601(at(12)));
+  auto second = std::async(std::launch::async, [&] {
+    return d.db.set_incident_state(*id, IncidentState::blocked, at(12), "floor");
+  });
+  // Until the second waits on the first's lock (bounded: 10 s).
+  bool waiting = false;
+  for (int i = 0; i < 200 && !waiting; ++i) {
+    waiting = d.tdb.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+                           "wait_event_type = 'Lock'") != "0";
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(waiting) << "the second try never waited on the first";
+  w.commit();
+  const Status st = second.get();
+  ASSERT_TRUE(st.ok()) << st.error();
+  EXPECT_THAT(d.tdb.column("SELECT state FROM incident_events WHERE incident_id = " + std::to_string(*id) +
+                           " ORDER BY id"),
+              ElementsAre("detected", "triaged", "blocked"));
+  EXPECT_EQ(d.tdb.scalar("SELECT state FROM incidents WHERE id = " + std::to_string(*id)), "blocked");
 }
 
 }  // namespace
