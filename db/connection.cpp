@@ -77,6 +77,12 @@ void Connection::succeeded() {
 void Connection::connect() {
   try {
     pq_ = std::make_unique<Pq>(with_connect_timeout(url_, options_.connect_timeout_s));
+    // A transaction whose client was lost without a word (its connection cut where no
+    // reset comes back) would hold its row locks on the server until TCP keepalive noticed,
+    // hours later, and every write to those rows would wait on it until its deadline. No
+    // call leaves its transaction idle for more than moments: the server ends one idle a
+    // minute.
+    pqxx::nontransaction(pq_->c).exec("SET idle_in_transaction_session_timeout = '60s'");
   } catch (const std::exception& e) {
     std::string msg = e.what();
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();

@@ -510,7 +510,7 @@ Status IncidentStore::set_incident_states(std::span<const int64_t> ids, triage::
     pqxx::work w(pq.c);
     const std::string rows_text = json_text(rows);
     w.exec_params("SELECT i.id FROM incidents i JOIN jsonb_to_recordset($1::jsonb) AS x(id bigint) ON i.id = x.id "
-                  "ORDER BY i.id FOR UPDATE OF i",
+                  "ORDER BY i.id FOR NO KEY UPDATE OF i",
                   rows_text);
     const std::string missing = w.exec_params(stmt, rows_text, ts(at), name)[0][0].as<std::string>();
     if (!missing.empty()) {

@@ -12,6 +12,7 @@
 #include "common/time.h"
 #include "tests/db/all_stores.h"
 #include "db/deadline.h"
+#include "db/internal.h"
 #include "db/leader.h"
 #include "service/leadership.h"
 #include "tests/support/tcp_proxy.h"
@@ -101,6 +102,28 @@ TEST(DbDeadline, OptionsAreValidated) {
             "postgresql://u@h/db?sslmode=disable&connect_timeout=3");
   EXPECT_EQ(with_connect_timeout("host=/tmp dbname=x", 5), "host=/tmp dbname=x connect_timeout=5");
   EXPECT_EQ(with_connect_timeout("postgresql://h/db?connect_timeout=9", 5), "postgresql://h/db?connect_timeout=9");
+}
+
+// A transaction a lost client left open ends on the server by itself, so the rows it locked
+// do not hold every later write until TCP keepalive notices, hours later.
+TEST(DbDeadline, EverySessionHasTheServerEndATransactionLeftIdle) {
+  testing::TestDatabase tdb;
+  Connection c(tdb.url());
+  auto show = [&] {
+    return c.run("show", [](Pq& pq) -> Result<std::string> {
+      pqxx::nontransaction n(pq.c);
+      return n.exec("SHOW idle_in_transaction_session_timeout")[0][0].as<std::string>();
+    });
+  };
+  const auto first = show();
+  ASSERT_TRUE(first.ok()) << first.error();
+  EXPECT_EQ(*first, "1min");
+  // And on the connection made again after the first was lost.
+  tdb.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND "
+           "pid <> pg_backend_pid()");
+  const auto again = show();
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(*again, "1min");
 }
 
 TEST(DbDeadline, AHungServerMakesTheLeaderLockLookLostAndItIsTakenAgain) {
