@@ -28,6 +28,7 @@ struct Owned {
   bool has_timestamp = false;
   int64_t timestamp_ms = 0;
   MetricType type = MetricType::untyped;
+  bool name_repeats = false;
 };
 
 class Collect final : public PromSink {
@@ -40,6 +41,7 @@ class Collect final : public PromSink {
     o.has_timestamp = s.has_timestamp;
     o.timestamp_ms = s.timestamp_ms;
     o.type = s.type;
+    o.name_repeats = s.name_repeats;
     samples.push_back(std::move(o));
   }
   std::vector<Owned> samples;
@@ -68,6 +70,30 @@ std::string error_of(std::string_view text) {
 
 // ---------------------------------------------------------------------------------------
 // Samples
+
+// A line that starts with the previous sample's name is taken as that name only when no
+// more of a name follows; otherwise it is read whole, as any other.
+TEST(PromParser, ANameThatStartsWithThePreviousOneIsReadWhole) {
+  const Parsed r = parse(
+      "# TYPE foo counter\nfoo{a=\"1\"} 1\nfoo_bar{a=\"1\"} 2\nfoo 3\nfoo{a=\"2\"} 4\nfoo\t5\n# TYPE baz gauge\n"
+      "baz 6\nfoo:x 7\nfoo:x 8\n");
+  ASSERT_TRUE(r.status.ok()) << r.status.error();
+  std::vector<std::string> got;
+  for (const Owned& o : r.samples) {
+    got.push_back(o.name + " " + std::to_string(static_cast<int>(o.type)) + (o.name_repeats ? " again" : "") + " " +
+                  std::to_string(static_cast<int>(o.value)));
+  }
+  const auto counter = std::to_string(static_cast<int>(MetricType::counter));
+  const auto gauge = std::to_string(static_cast<int>(MetricType::gauge));
+  const auto untyped = std::to_string(static_cast<int>(MetricType::untyped));
+  EXPECT_THAT(got, ElementsAre("foo " + counter + " 1", "foo_bar " + untyped + " 2", "foo " + counter + " 3",
+                               "foo " + counter + " again 4", "foo " + counter + " again 5", "baz " + gauge + " 6",
+                               "foo:x " + untyped + " 7", "foo:x " + untyped + " again 8"));
+  // A repeated name fails as it would have the first time.
+  EXPECT_EQ(error_of("foo 1\nfoo\n"), "line 2: missing value for foo");
+  EXPECT_EQ(error_of("foo 1\nfoo{a=\"1\" 2\n"), error_of("foo{a=\"1\" 2\n").replace(5, 1, "2"));
+  EXPECT_EQ(error_of("foo 1\nfoo-1 2\n"), "line 2: unexpected \"-\" after foo");
+}
 
 TEST(PromParser, SampleWithoutLabels) {
   const Parsed r = parse("up 1\n");
