@@ -293,7 +293,7 @@ class PromWriter {
   // the C locale, several times faster, and a zone32k poll is 3.8 M of these lines. Each
   // line is put together in a buffer and appended once.
   void sample(std::string_view name, std::string_view label, std::string_view port, double v) {
-    char* p = start(name, label.size() + port.size() + 5);
+    char* p = start(name, label.size() + port.size() + 6);  // {, =", "} and a blank
     *p++ = '{';
     p = put(p, label);
     p = put(p, "=\"");
@@ -301,7 +301,7 @@ class PromWriter {
     p = put(p, "\"} ");
     finish(p, v, std::chars_format::general, 17);
   }
-  // "%s{interface=\"%s\",lane=\"%d\"} %.2f\n" (lane 1 to 9).
+  // "%s{interface=\"%s\",lane=\"%d\"} %.2f\n" (the lane's digits: 12 bytes at most).
   void lane(std::string_view name, std::string_view port, int lane, double v) {
     char* p = start(name, port.size() + 36);
     p = put(p, "{interface=\"");

@@ -128,7 +128,7 @@ Collector::Collector(CollectorOptions options) : impl_(new Impl) {
   const CollectorOptions& opt = impl_->options;
   // What every request of this collector shares is set once, on each handle: a handle's
   // options persist from one transfer to the next, so each request sets only its URL
-  // (curl_easy_reset and two dozen options again a request were a few percent of a
+  // (curl_easy_reset and a dozen options again a request were a few percent of a
   // zone-wide poll's thread).
   for (auto& t : impl_->pool) {
     CURL* e = t.easy = curl_easy_init();
