@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -278,6 +279,22 @@ Result<RecordedUpdates> IncidentStore::record_updates(std::span<const triage::In
     const auto who = w.exec("SELECT pg_current_xact_id()::text, pg_backend_pid(), "
                             "(SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid())")[0];
     commit = {who[0].as<std::string>(), who[1].as<int64_t>(), read_text(who[2])};
+    // The incidents already there are locked first, in id order, as set_incident_states
+    // locks its own: taken in the batch's order instead, a poll's updates and an engineer's
+    // several changes at once could each hold a row the other waits for.
+    std::vector<int64_t> existing;
+    for (size_t i = 0; i < updates.size(); ++i) {
+      const auto& u = updates[i];
+      const bool follows = u.follows >= 0 && static_cast<size_t>(u.follows) < i;
+      if (!follows && u.incident_id != 0) existing.push_back(u.incident_id);
+    }
+    if (!existing.empty()) {
+      std::sort(existing.begin(), existing.end());
+      existing.erase(std::unique(existing.begin(), existing.end()), existing.end());
+      std::string array = "{";
+      for (size_t i = 0; i < existing.size(); ++i) array += (i ? "," : "") + std::to_string(existing[i]);
+      w.exec_params("SELECT id FROM incidents WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE", array + "}");
+    }
     for (size_t i = 0; i < updates.size(); ++i) {
       const triage::IncidentUpdate& u = updates[i];
       const double l = i < loss.size() ? loss[i] : 0;

@@ -73,6 +73,20 @@ inline void insert_audit(pqxx::work& w, const Actor& by, Time at, const std::str
 // Selects a timestamptz column as microseconds since the epoch.
 #define MEDIC_US(col) "(extract(epoch from " col ") * 1000000)::bigint"
 
+namespace internal {
+inline std::string trimmed(std::string s) {
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+}  // namespace internal
+
+// Whether a call the server rolled back (a deadlock or serialization failure) is run again:
+// once, on its first attempt.
+inline bool retry_rolled_back(const char* what, const std::exception& e, int attempt) {
+  spdlog::warn("database rolled back {}: {}{}", what, internal::trimmed(e.what()), attempt == 0 ? "; running it again" : "");
+  return attempt == 0;
+}
+
 template <class F>
 inline auto Connection::run(const char* what, F&& f) -> decltype(f(std::declval<Pq&>())) {
   if (!available()) {
@@ -93,6 +107,16 @@ inline auto Connection::run(const char* what, F&& f) -> decltype(f(std::declval<
         late = deadline.fired();
         throw;
       }
+    } catch (const pqxx::deadlock_detected& e) {
+      // The server chose this transaction to end a deadlock, or (serializable) to keep
+      // transactions apart: it rolled back whole and nothing of it was written, so the
+      // call is run once more on the same connection. Not statement_completion_unknown
+      // (40003): that statement may have taken effect.
+      if (retry_rolled_back(what, e, attempt)) continue;
+      return Error::unavailable(std::string(what) + ": " + internal::trimmed(e.what()));
+    } catch (const pqxx::serialization_failure& e) {
+      if (retry_rolled_back(what, e, attempt)) continue;
+      return Error::unavailable(std::string(what) + ": " + internal::trimmed(e.what()));
     } catch (const pqxx::broken_connection& e) {
       pq_.reset();
       std::string why = e.what();

@@ -13,6 +13,7 @@
 
 #include <pqxx/pqxx>
 
+#include "db/internal.h"
 #include "tests/db/demo_db.h"
 #include "tests/support/tcp_proxy.h"
 #include "tests/support/testing.h"
@@ -426,6 +427,101 @@ TEST(SetIncidentState, ASecondTryWhileTheFirstIsStillOpenWaitsForItAndWritesNoSe
                            " ORDER BY id"),
               ElementsAre("detected", "triaged", "blocked"));
   EXPECT_EQ(d.tdb.scalar("SELECT state FROM incidents WHERE id = " + std::to_string(*id)), "blocked");
+}
+
+// Waits (10 s at most) until some session of the test database waits on a lock.
+bool a_session_waits_on_a_lock(const testing::TestDatabase& tdb) {
+  for (int i = 0; i < 200; ++i) {
+    if (tdb.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+                   "wait_event_type = 'Lock'") != "0") {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// A poll's updates name incidents in the order triage found them, here the later one
+// first; an engineer's several changes at once (set_incident_states) lock theirs in id
+// order. The poll's transaction takes its incidents in id order too, before it writes: held
+// on the first by someone else, it has taken none, so the other can take the second and
+// finish. Taken in the batch's order, each would hold a row the other waits for.
+TEST(RecordUpdates, ItsIncidentsAreTakenInIdOrderSoSeveralChangesAtOnceCannotDeadlockIt) {
+  DemoDb d;
+  const auto first = open_flap(d.db, d.topo, "rtsw0003:eth5");
+  const auto second = open_flap(d.db, d.topo, "rtsw0004:eth5");
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_LT(*first, *second);
+  std::vector<triage::IncidentUpdate> poll;
+  for (const auto& [ref, id] : {std::pair{"rtsw0004:eth5", *second}, std::pair{"rtsw0003:eth5", *first}}) {
+    triage::IncidentUpdate u =
+        link_update(d.topo, ref, triage::IncidentClass::link_flap, detectors::FindingKind::link_flap, at(9), at(20));
+    u.incident_id = id;
+    u.findings.front().summary = "flapped again";
+    poll.push_back(u);
+  }
+  pqxx::connection engineer(d.tdb.url());
+  pqxx::work w(engineer);
+  w.exec_params("SELECT id FROM incidents WHERE id = $1 FOR NO KEY UPDATE", *first);
+  auto recorded = std::async(std::launch::async, [&] { return d.db.record_updates(poll, {}, d.topo, at(20)); });
+  ASSERT_TRUE(a_session_waits_on_a_lock(d.tdb)) << "the poll's transaction never waited for the first incident";
+  // The second incident is free: the poll's transaction holds nothing while it waits.
+  std::string second_taken;
+  try {
+    w.exec_params("SELECT id FROM incidents WHERE id = $1 FOR NO KEY UPDATE NOWAIT", *second);
+    w.commit();
+  } catch (const std::exception& e) {
+    second_taken = e.what();
+    w.abort();  // so that the poll's transaction can go on, and the test end
+  }
+  const auto r = recorded.get();
+  EXPECT_EQ(second_taken, "") << "the poll's transaction held the second incident while it waited for the first";
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_THAT(r->ids, ElementsAre(*second, *first));
+  for (const int64_t id : {*first, *second}) {
+    EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM findings WHERE summary = 'flapped again' AND incident_id = " +
+                           std::to_string(id)),
+              "1");
+  }
+}
+
+// A deadlock between two transactions: the server ends one of them (here the call's, whose
+// session checks first), rolled back whole; run() runs the call again, once, and it
+// succeeds when the other has finished. Nothing of the first try stays.
+TEST(RecordUpdates, ACallTheServerRolledBackToEndADeadlockIsRunAgain) {
+  DemoDb d;
+  const auto first = open_flap(d.db, d.topo, "rtsw0003:eth5");
+  const auto second = open_flap(d.db, d.topo, "rtsw0004:eth5");
+  ASSERT_TRUE(first.ok() && second.ok());
+  pqxx::connection other(d.tdb.url());
+  pqxx::work ow(other);
+  ow.exec("SET LOCAL deadlock_timeout = '30s'");  // the call's session finds the deadlock
+  ow.exec_params("SELECT id FROM incidents WHERE id = $1 FOR NO KEY UPDATE", *first);
+  Connection c(d.tdb.url());
+  int tries = 0;
+  auto call = std::async(std::launch::async, [&] {
+    return c.run("two rows", [&](Pq& pq) -> Status {
+      ++tries;
+      pqxx::work w(pq.c);
+      w.exec("SET LOCAL deadlock_timeout = '200ms'");
+      w.exec_params("UPDATE incidents SET summary = summary || ' (seen)' WHERE id = $1", *second);
+      w.exec_params("UPDATE incidents SET summary = summary || ' (seen)' WHERE id = $1", *first);
+      w.commit();
+      return Ok{};
+    });
+  });
+  ASSERT_TRUE(a_session_waits_on_a_lock(d.tdb));
+  // Now the other waits for the row the call holds: a deadlock, which the call's session
+  // finds after its 200 ms and ends by rolling the call back; the other then goes on.
+  ow.exec_params("UPDATE incidents SET summary = summary || ' (other)' WHERE id = $1", *second);
+  ow.commit();
+  const Status st = call.get();
+  ASSERT_TRUE(st.ok()) << st.error();
+  EXPECT_EQ(tries, 2);
+  EXPECT_THAT(d.tdb.scalar("SELECT summary FROM incidents WHERE id = " + std::to_string(*second)),
+              ::testing::EndsWith(" (other) (seen)"));
+  EXPECT_THAT(d.tdb.scalar("SELECT summary FROM incidents WHERE id = " + std::to_string(*first)),
+              ::testing::EndsWith("rtsw0003:eth5 (seen)"));
 }
 
 }  // namespace
