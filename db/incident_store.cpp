@@ -316,7 +316,14 @@ Result<RecordedUpdates> IncidentStore::record_updates(std::span<const triage::In
       ids[i] = id;
     }
     committing = true;
-    w.commit();
+    try {
+      w.commit();
+    } catch (const pqxx::transaction_rollback&) {
+      // Refused, so certainly not committed (a serialization failure under a SERIALIZABLE
+      // default): run() runs the batch again.
+      committing = false;
+      throw;
+    }
     committing = false;
     return Ok{};
   });

@@ -464,7 +464,9 @@ TEST(RecordUpdates, ItsIncidentsAreTakenInIdOrderSoSeveralChangesAtOnceCannotDea
   pqxx::work w(engineer);
   w.exec_params("SELECT id FROM incidents WHERE id = $1 FOR NO KEY UPDATE", *first);
   auto recorded = std::async(std::launch::async, [&] { return d.db.record_updates(poll, {}, d.topo, at(20)); });
-  ASSERT_TRUE(a_session_waits_on_a_lock(d.tdb)) << "the poll's transaction never waited for the first incident";
+  const bool waited = a_session_waits_on_a_lock(d.tdb);
+  if (!waited) w.abort();  // the poll's transaction goes on: the test ends now, not at its deadline
+  ASSERT_TRUE(waited) << "the poll's transaction never waited for the first incident";
   // The second incident is free: the poll's transaction holds nothing while it waits.
   std::string second_taken;
   try {
@@ -485,9 +487,11 @@ TEST(RecordUpdates, ItsIncidentsAreTakenInIdOrderSoSeveralChangesAtOnceCannotDea
   }
 }
 
-// A deadlock between two transactions: the server ends one of them (here the call's, whose
-// session checks first), rolled back whole; run() runs the call again, once, and it
-// succeeds when the other has finished. Nothing of the first try stays.
+// A deadlock between two transactions: the server ends one of them, rolled back whole;
+// run() runs the call again, once, and it succeeds when the other has finished. Nothing of
+// the first try stays. The call closes the cycle itself (its first try takes the second
+// incident, waits until the other waits for it, then asks for the first, which the other
+// holds), and its session has the shorter deadlock_timeout: it is the one ended, for certain.
 TEST(RecordUpdates, ACallTheServerRolledBackToEndADeadlockIsRunAgain) {
   DemoDb d;
   const auto first = open_flap(d.db, d.topo, "rtsw0003:eth5");
@@ -495,27 +499,33 @@ TEST(RecordUpdates, ACallTheServerRolledBackToEndADeadlockIsRunAgain) {
   ASSERT_TRUE(first.ok() && second.ok());
   pqxx::connection other(d.tdb.url());
   pqxx::work ow(other);
-  ow.exec("SET LOCAL deadlock_timeout = '30s'");  // the call's session finds the deadlock
+  ow.exec("SET LOCAL deadlock_timeout = '30s'");
   ow.exec_params("SELECT id FROM incidents WHERE id = $1 FOR NO KEY UPDATE", *first);
   Connection c(d.tdb.url());
+  std::promise<void> holding_second;
   int tries = 0;
+  bool other_waited = true;
   auto call = std::async(std::launch::async, [&] {
     return c.run("two rows", [&](Pq& pq) -> Status {
       ++tries;
       pqxx::work w(pq.c);
       w.exec("SET LOCAL deadlock_timeout = '200ms'");
       w.exec_params("UPDATE incidents SET summary = summary || ' (seen)' WHERE id = $1", *second);
+      if (tries == 1) {
+        holding_second.set_value();
+        other_waited = a_session_waits_on_a_lock(d.tdb);
+      }
       w.exec_params("UPDATE incidents SET summary = summary || ' (seen)' WHERE id = $1", *first);
       w.commit();
       return Ok{};
     });
   });
-  ASSERT_TRUE(a_session_waits_on_a_lock(d.tdb));
-  // Now the other waits for the row the call holds: a deadlock, which the call's session
-  // finds after its 200 ms and ends by rolling the call back; the other then goes on.
+  holding_second.get_future().wait();
+  // Waits for the row the call holds until the server ends the call's transaction.
   ow.exec_params("UPDATE incidents SET summary = summary || ' (other)' WHERE id = $1", *second);
   ow.commit();
   const Status st = call.get();
+  ASSERT_TRUE(other_waited) << "the other transaction never waited for the second incident";
   ASSERT_TRUE(st.ok()) << st.error();
   EXPECT_EQ(tries, 2);
   EXPECT_THAT(d.tdb.scalar("SELECT summary FROM incidents WHERE id = " + std::to_string(*second)),
