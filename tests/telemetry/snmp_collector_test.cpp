@@ -33,6 +33,17 @@ SnmpOptions quick() {
   return o;
 }
 
+// For an agent whose MIB is served by a `pass` program: snmpd starts the program once per
+// request, about a hundred Python start-ups a walk, which take seconds on a loaded machine
+// (a fresh clone's CI, compiling beside the tests, took more than quick()'s one second).
+// What is tested there is what the walk reads, not how soon.
+SnmpOptions patient() {
+  SnmpOptions o = quick();
+  o.timeout_s = 30;
+  o.request_timeout_s = 5;
+  return o;
+}
+
 // Rendered lines of a body by "OBJECT{ifName=\"N\"" prefix -> value.
 std::map<std::string, double> values_of(const std::string& body) {
   std::map<std::string, double> out;
@@ -297,7 +308,7 @@ TEST(SnmpCollectorSensors, OpticsReadingsOfARealAgentReachThePort) {
   const std::string pass = std::string(MEDIC_SOURCE_DIR) + "/tests/fixtures/snmp/entity_sensors_pass.py";
   LoopbackSnmpd agent(0, "pass .1.3.6.1.2.1.47 /usr/bin/python3 " + pass + "\npass .1.3.6.1.2.1.99 /usr/bin/python3 " + pass +
                              "\n");
-  SnmpCollector collector(v2c(), quick());
+  SnmpCollector collector(v2c(), patient());
   SystemClock clock;
   const ScrapeTarget t{0, agent.url()};
   const auto r = collector.scrape({&t, 1}, clock);
