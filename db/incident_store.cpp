@@ -291,9 +291,8 @@ Result<RecordedUpdates> IncidentStore::record_updates(std::span<const triage::In
     if (!existing.empty()) {
       std::sort(existing.begin(), existing.end());
       existing.erase(std::unique(existing.begin(), existing.end()), existing.end());
-      std::string array = "{";
-      for (size_t i = 0; i < existing.size(); ++i) array += (i ? "," : "") + std::to_string(existing[i]);
-      w.exec_params("SELECT id FROM incidents WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE", array + "}");
+      w.exec_params("SELECT id FROM incidents WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE",
+                    id_array(existing));
     }
     for (size_t i = 0; i < updates.size(); ++i) {
       const triage::IncidentUpdate& u = updates[i];

@@ -58,6 +58,16 @@ inline std::string text_array(const std::vector<std::string>& items) {
   return out + "}";
 }
 
+// A PostgreSQL array literal of ids ('{1,2}'), for `= ANY($1::bigint[])`.
+inline std::string id_array(const std::vector<int64_t>& ids) {
+  std::string out = "{";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(ids[i]);
+  }
+  return out + "}";
+}
+
 // One row of the audit trail, in the caller's transaction (with the change it records).
 inline void insert_audit(pqxx::work& w, const Actor& by, Time at, const std::string& what, int64_t incident_id,
                          const std::string& link, const std::string& reason, const std::string& detail_json = "{}") {
@@ -73,17 +83,10 @@ inline void insert_audit(pqxx::work& w, const Actor& by, Time at, const std::str
 // Selects a timestamptz column as microseconds since the epoch.
 #define MEDIC_US(col) "(extract(epoch from " col ") * 1000000)::bigint"
 
-namespace internal {
-inline std::string trimmed(std::string s) {
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
-}  // namespace internal
-
 // Whether a call the server rolled back (a deadlock or serialization failure) is run again:
 // once, on its first attempt.
 inline bool retry_rolled_back(const char* what, const std::exception& e, int attempt) {
-  spdlog::warn("database rolled back {}: {}{}", what, internal::trimmed(e.what()), attempt == 0 ? "; running it again" : "");
+  spdlog::warn("database rolled back {}: {}{}", what, trim(e.what()), attempt == 0 ? "; running it again" : "");
   return attempt == 0;
 }
 
@@ -113,10 +116,10 @@ inline auto Connection::run(const char* what, F&& f) -> decltype(f(std::declval<
       // call is run once more on the same connection. Not statement_completion_unknown
       // (40003): that statement may have taken effect.
       if (retry_rolled_back(what, e, attempt)) continue;
-      return Error::unavailable(std::string(what) + ": " + internal::trimmed(e.what()));
+      return Error::unavailable(std::string(what) + ": " + std::string(trim(e.what())));
     } catch (const pqxx::serialization_failure& e) {
       if (retry_rolled_back(what, e, attempt)) continue;
-      return Error::unavailable(std::string(what) + ": " + internal::trimmed(e.what()));
+      return Error::unavailable(std::string(what) + ": " + std::string(trim(e.what())));
     } catch (const pqxx::broken_connection& e) {
       pq_.reset();
       std::string why = e.what();

@@ -38,15 +38,6 @@ void read_incident(const pqxx::row& row, int first, NotifyEvent& e) {
   e.ended_at = read_time(row[first + 10]);
 }
 
-std::string id_array(const std::vector<int64_t>& ids) {
-  std::string out = "{";
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(ids[i]);
-  }
-  return out + "}";
-}
-
 }  // namespace
 
 Status NotifyStore::set_receivers(const std::vector<NotifyReceiver>& receivers) {
