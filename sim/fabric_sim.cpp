@@ -34,7 +34,8 @@ FabricSim::FabricSim(const fabric::Topology& topology, uint64_t seed)
       rpc_delay_s_(topology.devices().size(), 0.0),
       rpc_answer_(topology.devices().size(), RpcAnswer::none),
       claimed_drained_(topology.ports().size(), -1),
-      ecmp_(topology, seed) {
+      ecmp_(topology, seed),
+      hops_(topology.ports().size()) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> util(0.25, 0.6);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
@@ -59,6 +60,7 @@ FabricSim::FabricSim(const fabric::Topology& topology, uint64_t seed)
   for (fabric::PortId p = 0; p < ports_.size(); ++p) {
     ports_[p].c.tx_power_dbm = tx_power(p);
     ports_[p].c.rx_power_dbm = rx_power(p, 0);
+    refresh_hops(p);
   }
 }
 
@@ -142,6 +144,7 @@ void FabricSim::set_link_up(fabric::LinkId link, bool up, double t) {
     if (!up) c.link_down_events += 1;
     c.rx_power_dbm = rx_power(p, t);
   }
+  refresh_hops(tl.a);
 }
 
 void FabricSim::apply(const Fault& f, SimEvent::Phase phase, double t) {
@@ -203,30 +206,45 @@ void FabricSim::apply(const Fault& f, SimEvent::Phase phase, double t) {
     case FaultKind::flap:
     case FaultKind::down: break;
   }
-  if (f.port != fabric::kNone) integrate_link(f.port, t);
+  if (f.port != fabric::kNone) {
+    integrate_link(f.port, t);
+    refresh_hops(f.port);
+  }
 }
 
-const std::pair<probes::Path, probes::Path>& FabricSim::flow_paths(fabric::PortId src, fabric::PortId dst,
-                                                                   uint16_t sport, uint16_t dport) {
+const FabricSim::FlowHops& FabricSim::flow_hops(fabric::PortId src, fabric::PortId dst, uint16_t sport,
+                                                uint16_t dport) {
   const FlowKey key{(uint64_t{src} << 32) | dst, (uint32_t{sport} << 16) | dport};
-  if (const auto it = flow_paths_.find(key); it != flow_paths_.end()) return it->second;
-  if (flow_paths_.size() >= kFlowPathsKept) flow_paths_.clear();
-  return flow_paths_
-      .emplace(key, std::pair{ecmp_.path_of({src, dst, sport, dport}), ecmp_.path_of({dst, src, dport, sport})})
-      .first->second;
+  if (const auto it = flow_hops_.find(key); it != flow_hops_.end()) return it->second;
+  if (flow_hops_.size() >= kFlowPathsKept) flow_hops_.clear();
+  FlowHops f;
+  // Each link's far end from the device the probe is at: the port it arrives at.
+  auto walk = [&](const probes::Path& path, fabric::DeviceId at) {
+    for (const fabric::LinkId l : path) {
+      const auto& link = topology_.link(l);
+      const fabric::PortId in = topology_.port(link.a).device == at ? link.b : link.a;
+      f.in.push_back(in);
+      at = topology_.port(in).device;
+    }
+  };
+  walk(ecmp_.path_of({src, dst, sport, dport}), topology_.port(src).device);
+  f.there = static_cast<uint32_t>(f.in.size());
+  walk(ecmp_.path_of({dst, src, dport, sport}), topology_.port(dst).device);
+  return flow_hops_.emplace(key, std::move(f)).first->second;
 }
 
-double FabricSim::probe_loss(fabric::PortId receiving) const {
-  const fabric::LinkId l = topology_.port(receiving).link;
-  if (l == fabric::kNone || !links_[l].up) return 1.0;
-  const PortState& s = ports_[receiving];
-  // Corrupted frames fail their FCS: probes die with them; gray loss leaves no counter.
-  return std::min(1.0, s.gray_loss + s.crc_rate);
-}
-
-Duration FabricSim::hop_delay(fabric::PortId receiving) const {
-  // A couple of microseconds per hop through a cut-through switch, plus fault delay.
-  return Duration(2) + from_seconds(ports_[receiving].extra_delay_ms / 1000.0);
+void FabricSim::refresh_hops(fabric::PortId p) {
+  const fabric::PortId peer = topology_.peer(p);
+  for (const fabric::PortId q : {p, peer}) {
+    if (q == fabric::kNone) continue;
+    const fabric::LinkId l = topology_.port(q).link;
+    const PortState& s = ports_[q];
+    Hop& h = hops_[q];
+    // Corrupted frames fail their FCS: probes die with them; gray loss leaves no counter.
+    h.loss = l == fabric::kNone || !links_[l].up ? 1.0 : std::min(1.0, s.gray_loss + s.crc_rate);
+    // A couple of microseconds per hop through a cut-through switch, plus fault delay.
+    h.delay = Duration(2) + from_seconds(s.extra_delay_ms / 1000.0);
+  }
 }
 
 Result<PortCounters> FabricSim::set_drained(fabric::DeviceId device, std::string_view port, bool drained, double t) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -74,15 +75,19 @@ class FabricSim {
   // each hop's delay. `draw` is a uniform random number in [0, 1) per hop.
   template <class Rng>
   ProbeFate probe(fabric::PortId src, fabric::PortId dst, uint16_t sport, uint16_t dport, Rng& rng);
-  // The paths of a flow there and back (the reverse 5-tuple), as the ECMP model gives them.
-  // They depend on the topology alone, so they are kept per flow: a prober sends the same
-  // flows round after round (up to kFlowPathsKept flows; past that the cache starts over).
-  const std::pair<probes::Path, probes::Path>& flow_paths(fabric::PortId src, fabric::PortId dst, uint16_t sport,
-                                                          uint16_t dport);
+  // The ports a flow's probe arrives at, hop by hop, there and back (the reverse 5-tuple),
+  // as the ECMP model routes it. They depend on the topology alone, so they are kept per
+  // flow: a prober sends the same flows round after round (up to kFlowPathsKept flows; past
+  // that the cache starts over).
+  struct FlowHops {
+    std::vector<fabric::PortId> in;  // the receiving port of each hop: there, then back
+    uint32_t there = 0;              // how many of them are on the way there
+  };
+  const FlowHops& flow_hops(fabric::PortId src, fabric::PortId dst, uint16_t sport, uint16_t dport);
   static constexpr size_t kFlowPathsKept = size_t{1} << 20;
   // Share of probes a port loses on receive, and the delay it adds (both from faults).
-  double probe_loss(fabric::PortId receiving) const;
-  Duration hop_delay(fabric::PortId receiving) const;
+  double probe_loss(fabric::PortId receiving) const { return hops_[receiving].loss; }
+  Duration hop_delay(fabric::PortId receiving) const { return hops_[receiving].delay; }
 
   // A switch's ports in the Prometheus text format (node_exporter names, ethtool PHY
   // counters, optics_* and fec_* families).
@@ -122,6 +127,8 @@ class FabricSim {
   double rx_power(fabric::PortId p, double t) const;
   void integrate(fabric::PortId p, double t);
   void integrate_link(fabric::PortId p, double t);
+  // Recomputes a port's hop state (and its peer's) from its link and its faults.
+  void refresh_hops(fabric::PortId p);
 
   const fabric::Topology& topology_;
   std::vector<PortState> ports_;
@@ -148,30 +155,36 @@ class FabricSim {
       return static_cast<size_t>(h * 0xbf58476d1ce4e5b9ULL);
     }
   };
-  std::unordered_map<FlowKey, std::pair<probes::Path, probes::Path>, FlowKeyHash> flow_paths_;
+  std::unordered_map<FlowKey, FlowHops, FlowKeyHash> flow_hops_;
+  // What a probe meets arriving at each port, kept apart from PortState and up to date with
+  // the link and the faults: 16 bytes a port instead of PortState's few hundred, so that
+  // 20,000 probes a second of about eight hops each stay in the cache.
+  struct Hop {
+    double loss = 1.0;  // down, unconnected: every probe lost
+    Duration delay{};
+  };
+  std::vector<Hop> hops_;
 };
 
 template <class Rng>
 ProbeFate FabricSim::probe(fabric::PortId src, fabric::PortId dst, uint16_t sport, uint16_t dport, Rng& rng) {
   ProbeFate fate;
-  auto cross = [&](const probes::Path& path, fabric::DeviceId from) {
-    fabric::DeviceId at = from;
-    for (const fabric::LinkId l : path) {
-      const auto& link = topology_.link(l);
-      const fabric::PortId in = topology_.port(link.a).device == at ? link.b : link.a;
-      const double loss = probe_loss(in);
-      if (loss >= 1.0 || (loss > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < loss)) return false;
-      fate.delay += hop_delay(in);
-      at = topology_.port(in).device;
+  auto cross = [&](std::span<const fabric::PortId> hops) {
+    for (const fabric::PortId in : hops) {
+      const Hop& h = hops_[in];
+      if (h.loss >= 1.0 || (h.loss > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < h.loss)) return false;
+      fate.delay += h.delay;
     }
     return true;
   };
   if (reflector_down_[topology_.port(dst).device] != 0) return fate;  // nobody answers
-  const auto& [there, back] = flow_paths(src, dst, sport, dport);
+  const FlowHops& f = flow_hops(src, dst, sport, dport);
+  const std::span<const fabric::PortId> there(f.in.data(), f.there);
+  const std::span<const fabric::PortId> back(f.in.data() + f.there, f.in.size() - f.there);
   if (there.empty()) return fate;
   fate.hops = there.size();
-  if (!cross(there, topology_.port(src).device)) return fate;
-  if (back.empty() || !cross(back, topology_.port(dst).device)) return fate;
+  if (!cross(there)) return fate;
+  if (back.empty() || !cross(back)) return fate;
   fate.delivered = true;
   // A busy reflector answers some probes late: its host's delay, not the links'.
   const Busy& busy = reflector_busy_[topology_.port(dst).device];

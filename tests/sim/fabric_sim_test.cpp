@@ -272,10 +272,11 @@ TEST_F(FabricSimTest, ValuesPrintAsPercent17g) {
   }
 }
 
-// A probe's paths there and back are the ECMP model's for its 5-tuple and the reverse one,
-// kept per flow (the same flow asked again gets the same paths, not a new draw), and a
-// probe's fate follows them: a link down on the way there loses it, one on neither path
-// does not.
+// A probe's hops there and back are the ECMP model's paths for its 5-tuple and the reverse
+// one (each hop named by the port the probe arrives at), kept per flow (the same flow asked
+// again gets the same hops, not a new draw), and a probe's fate follows them: a link down on
+// the way there loses it, one on neither path does not, and a fault's loss and delay on a
+// port of the path reach the probe and end with the fault.
 TEST(FabricSim, AProbesPathsAreTheEcmpModelsKeptPerFlow) {
   const fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
   FabricSim sim(topo, 3);
@@ -291,34 +292,79 @@ TEST(FabricSim, AProbesPathsAreTheEcmpModelsKeptPerFlow) {
     }
   }
   ASSERT_NE(dst, fabric::kNone);
-  size_t checked = 0;
+  // The ports a path arrives at, walked from the device it leaves.
+  auto arrivals = [&](const probes::Path& path, fabric::PortId from) {
+    std::vector<fabric::PortId> in;
+    fabric::DeviceId at = topo.port(from).device;
+    for (const fabric::LinkId l : path) {
+      const auto& link = topo.link(l);
+      in.push_back(topo.port(link.a).device == at ? link.b : link.a);
+      at = topo.port(in.back()).device;
+    }
+    return in;
+  };
   for (uint16_t sport = 40000; sport < 40064; ++sport) {
-    const auto& [there, back] = sim.flow_paths(src, dst, sport, 862);
-    EXPECT_EQ(there, ecmp.path_of({src, dst, sport, 862})) << sport;
-    EXPECT_EQ(back, ecmp.path_of({dst, src, 862, sport})) << sport;
-    EXPECT_EQ(&sim.flow_paths(src, dst, sport, 862).first, &there) << "asked again, not kept";
-    ASSERT_GE(there.size(), 3u);  // host link, the fabric, host link
-    checked += there.size();
+    const FabricSim::FlowHops& f = sim.flow_hops(src, dst, sport, 862);
+    const probes::Path there_path = ecmp.path_of({src, dst, sport, 862});
+    std::vector<fabric::PortId> want = arrivals(there_path, src);
+    ASSERT_EQ(f.there, want.size()) << sport;
+    ASSERT_GE(want.size(), 3u);  // host link, the fabric, host link
+    EXPECT_EQ(topo.port(want.back()).device, topo.port(dst).device) << sport;
+    const probes::Path back_path = ecmp.path_of({dst, src, 862, sport});
+    const std::vector<fabric::PortId> back = arrivals(back_path, dst);
+    ASSERT_FALSE(back.empty()) << sport;
+    EXPECT_EQ(topo.port(back.back()).device, topo.port(src).device) << sport;
+    want.insert(want.end(), back.begin(), back.end());
+    EXPECT_EQ(f.in, want) << sport;
+    // Each hop arrives over the path's own link, there and then back.
+    for (size_t i = 0; i < f.in.size(); ++i) {
+      const fabric::LinkId l = i < f.there ? there_path[i] : back_path[i - f.there];
+      EXPECT_EQ(topo.port(f.in[i]).link, l) << sport << " hop " << i;
+    }
+    EXPECT_EQ(&sim.flow_hops(src, dst, sport, 862), &f) << "asked again, not kept";
   }
-  EXPECT_GT(checked, 0u);
 
-  const auto& [there, back] = sim.flow_paths(src, dst, 40000, 862);
+  const FabricSim::FlowHops& f = sim.flow_hops(src, dst, 40000, 862);
   std::mt19937_64 rng(1);
-  EXPECT_TRUE(sim.probe(src, dst, 40000, 862, rng).delivered);
-  const fabric::LinkId middle = there[there.size() / 2];
+  const ProbeFate clean = sim.probe(src, dst, 40000, 862, rng);
+  EXPECT_TRUE(clean.delivered);
+  EXPECT_EQ(clean.hops, f.there);
+  EXPECT_EQ(clean.delay, Duration(2) * static_cast<int64_t>(f.in.size()));  // 2 us a hop
+  const fabric::PortId mid = f.in[f.there / 2];
+  const fabric::LinkId middle = topo.port(mid).link;
   sim.set_link_up(middle, false, 1);
   EXPECT_FALSE(sim.probe(src, dst, 40000, 862, rng).delivered);
   sim.set_link_up(middle, true, 2);
+  EXPECT_TRUE(sim.probe(src, dst, 40000, 862, rng).delivered);
   // A link on neither path.
   fabric::LinkId elsewhere = fabric::kNone;
   for (fabric::LinkId l = 0; l < topo.links().size() && elsewhere == fabric::kNone; ++l) {
-    if (std::find(there.begin(), there.end(), l) == there.end() && std::find(back.begin(), back.end(), l) == back.end()) {
-      elsewhere = l;
-    }
+    const auto on = [&](fabric::PortId p) { return topo.port(p).link == l; };
+    if (std::none_of(f.in.begin(), f.in.end(), on)) elsewhere = l;
   }
   ASSERT_NE(elsewhere, fabric::kNone);
   sim.set_link_up(elsewhere, false, 3);
   EXPECT_TRUE(sim.probe(src, dst, 40000, 862, rng).delivered);
+
+  // Faults on a port of the path: all probes lost while a full probe_loss lasts, 5 ms more
+  // on the way while a probe_delay does; both gone when they end.
+  auto on_mid = [&](FaultKind kind, double value) {
+    Fault fault;
+    fault.kind = kind;
+    fault.port = mid;
+    fault.value = value;
+    return fault;
+  };
+  const Fault loss = on_mid(FaultKind::probe_loss, 1.0);
+  sim.apply(loss, SimEvent::Phase::start, 4);
+  EXPECT_FALSE(sim.probe(src, dst, 40000, 862, rng).delivered);
+  sim.apply(loss, SimEvent::Phase::end, 5);
+  EXPECT_TRUE(sim.probe(src, dst, 40000, 862, rng).delivered);
+  const Fault delay = on_mid(FaultKind::probe_delay, 5.0);
+  sim.apply(delay, SimEvent::Phase::start, 6);
+  EXPECT_EQ(sim.probe(src, dst, 40000, 862, rng).delay, clean.delay + from_seconds(0.005));
+  sim.apply(delay, SimEvent::Phase::end, 7);
+  EXPECT_EQ(sim.probe(src, dst, 40000, 862, rng).delay, clean.delay);
 }
 
 }  // namespace
