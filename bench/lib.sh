@@ -20,7 +20,6 @@ parts_of() {
   done
   echo "$pipeline $prober $(cpu_of "$pid")"
 }
-rss_mib_of() { awk '/^VmRSS:/ { printf "%.1f\n", $2 / 1024 }' "/proc/$1/status"; }
 free_port() {
   for ((p = 31000 + RANDOM % 2000; p < 40000; p++)); do
     (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }

@@ -216,7 +216,7 @@ const FabricSim::FlowHops& FabricSim::flow_hops(fabric::PortId src, fabric::Port
                                                 uint16_t dport) {
   const FlowKey key{(uint64_t{src} << 32) | dst, (uint32_t{sport} << 16) | dport};
   if (const auto it = flow_hops_.find(key); it != flow_hops_.end()) return it->second;
-  if (flow_hops_.size() >= kFlowPathsKept) flow_hops_.clear();
+  if (flow_hops_.size() >= kFlowsKept) flow_hops_.clear();
   FlowHops f;
   // Each link's far end from the device the probe is at: the port it arrives at.
   auto walk = [&](const probes::Path& path, fabric::DeviceId at) {

@@ -77,17 +77,14 @@ class FabricSim {
   ProbeFate probe(fabric::PortId src, fabric::PortId dst, uint16_t sport, uint16_t dport, Rng& rng);
   // The ports a flow's probe arrives at, hop by hop, there and back (the reverse 5-tuple),
   // as the ECMP model routes it. They depend on the topology alone, so they are kept per
-  // flow: a prober sends the same flows round after round (up to kFlowPathsKept flows; past
+  // flow: a prober sends the same flows round after round (up to kFlowsKept flows; past
   // that the cache starts over).
   struct FlowHops {
     std::vector<fabric::PortId> in;  // the receiving port of each hop: there, then back
     uint32_t there = 0;              // how many of them are on the way there
   };
   const FlowHops& flow_hops(fabric::PortId src, fabric::PortId dst, uint16_t sport, uint16_t dport);
-  static constexpr size_t kFlowPathsKept = size_t{1} << 20;
-  // Share of probes a port loses on receive, and the delay it adds (both from faults).
-  double probe_loss(fabric::PortId receiving) const { return hops_[receiving].loss; }
-  Duration hop_delay(fabric::PortId receiving) const { return hops_[receiving].delay; }
+  static constexpr size_t kFlowsKept = size_t{1} << 20;
 
   // A switch's ports in the Prometheus text format (node_exporter names, ethtool PHY
   // counters, optics_* and fec_* families).
@@ -156,8 +153,8 @@ class FabricSim {
     }
   };
   std::unordered_map<FlowKey, FlowHops, FlowKeyHash> flow_hops_;
-  // What a probe meets arriving at each port, kept apart from PortState and up to date with
-  // the link and the faults: 16 bytes a port instead of PortState's few hundred, so that
+  // What a probe meets arriving at each port (the share of probes it loses, the delay it
+  // adds), kept apart from PortState and up to date with the link and the faults: 16 bytes a port instead of PortState's few hundred, so that
   // 20,000 probes a second of about eight hops each stay in the cache.
   struct Hop {
     double loss = 1.0;  // down, unconnected: every probe lost
