@@ -58,6 +58,7 @@ Result<HttpReply> HttpClient::perform(const std::string& url, const std::string*
                                       const HttpCallOptions& options) {
   CURL* c = static_cast<CURL*>(curl_);
   last_failure_permanent_ = false;
+  last_request_sent_ = false;
   if (c == nullptr) return Error{"curl_easy_init failed"};
   curl_easy_reset(c);
   HttpReply reply;
@@ -90,10 +91,14 @@ Result<HttpReply> HttpClient::perform(const std::string& url, const std::string*
   curl_slist_free_all(hdrs);
   if (rc != CURLE_OK) {
     last_failure_permanent_ = is_permanent(rc);
+    long sent = 0;  // bytes of the request written so far (headers; the body with them)
+    curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &sent);
+    last_request_sent_ = sent > 0;
     std::string msg = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     return Error{url + ": " + msg};
   }
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply.status);
+  last_request_sent_ = true;
   return reply;
 }
 

@@ -42,12 +42,18 @@ class HttpClient {
   // certificate did not verify, the CA file is unusable, the URL is malformed or not
   // http(s). A refused connection, a timeout or a reset is not permanent.
   bool last_failure_permanent() const { return last_failure_permanent_; }
+  // Whether the last call's request left this client (some of it was written to the
+  // server) before it failed: a server may have acted on a request whose answer was lost
+  // (a timeout or a cut connection after sending). False for a connection refused or a
+  // certificate that did not verify.
+  bool last_request_sent() const { return last_request_sent_; }
 
  private:
   Result<HttpReply> perform(const std::string& url, const std::string* body,
                             const std::string& content_type, const HttpCallOptions& options);
   void* curl_;  // CURL*, reused so connections are kept alive
   bool last_failure_permanent_ = false;
+  bool last_request_sent_ = false;
 };
 
 }  // namespace medic

@@ -10,6 +10,7 @@ std::string_view to_string(ErrorKind k) {
     case ErrorKind::conflict: return "conflict";
     case ErrorKind::unavailable: return "unavailable";
     case ErrorKind::forbidden: return "forbidden";
+    case ErrorKind::indeterminate: return "indeterminate";
   }
   return "?";
 }

@@ -20,6 +20,8 @@ enum class ErrorKind : uint8_t {
   conflict,     // it exists, but its state does not allow this now
   unavailable,  // a dependency (database, switch, network) did not answer: try again later
   forbidden,    // the caller may not do this
+  indeterminate,  // a request went out and its answer was lost or not understood (a timeout, a cut
+                  // connection, a 5xx, garbage): it may or may not have been carried out
 };
 std::string_view to_string(ErrorKind k);
 
@@ -33,6 +35,7 @@ struct Error {
   static Error unavailable(std::string m) { return {std::move(m), ErrorKind::unavailable}; }
   static Error forbidden(std::string m) { return {std::move(m), ErrorKind::forbidden}; }
   static Error internal(std::string m) { return {std::move(m), ErrorKind::internal}; }
+  static Error indeterminate(std::string m) { return {std::move(m), ErrorKind::indeterminate}; }
 };
 
 template <class T>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "common/thread_name.h"
@@ -23,14 +24,21 @@ bool apply_to_link(const fabric::Topology& topology, DriverSet& drivers, fabric:
                    ActionOutcome& out) {
   const fabric::Link& l = topology.link(link);
   std::vector<fabric::PortId> done;
-  // Put back the ends already changed so the link is not left half drained.
-  auto rollback = [&] {
-    for (const fabric::PortId q : done) {
+  // Put back the ends that may have changed, so the link is not left half drained: those
+  // changed, and `maybe` (an end whose call failed after it may have been carried out). An
+  // end is known to be back only when the switch answers that it is as it was.
+  auto rollback = [&](std::optional<fabric::PortId> maybe = std::nullopt) {
+    std::vector<fabric::PortId> ends = done;
+    if (maybe) ends.push_back(*maybe);
+    for (const fabric::PortId q : ends) {
       const fabric::Port& qp = topology.port(q);
       auto back = drain ? drivers.for_device(qp.device)->undrain(qp.name)
                         : drivers.for_device(qp.device)->drain(qp.name);
+      const bool known = back.ok() && back->drained != drain;
+      if (!known) out.unknown.push_back(q);
       out.steps.push_back(std::string("rollback ") + topology.endpoint_name(q) + " -> " +
-                          (back.ok() ? "ok" : "error: " + back.error()));
+                          (known ? "ok" : back.ok() ? std::string(back->drained ? "drained" : "undrained")
+                                                    : "error: " + back.error()));
     }
   };
   int driven = 0;
@@ -44,7 +52,11 @@ bool apply_to_link(const fabric::Topology& topology, DriverSet& drivers, fabric:
     if (!r.ok()) {
       out.error = r.error();
       out.steps.push_back(std::string(drain ? "drain " : "undrain ") + ep + " -> error: " + r.error());
-      rollback();
+      if (r.kind() == ErrorKind::indeterminate) {
+        rollback(p);
+      } else {
+        rollback();
+      }
       return false;
     }
     out.steps.push_back(std::string(drain ? "drain " : "undrain ") + ep + " -> " +

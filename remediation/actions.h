@@ -34,10 +34,17 @@ struct ActionOutcome {
   bool succeeded = false;
   std::string error;
   std::vector<std::string> steps;  // "drain rtsw0001:eth17 -> drained", ...
+  // After a failure: the ends that may be left changed, because the switch may have carried
+  // out a call whose answer was lost and did not confirm putting the end back. A drain's are
+  // counted as drained; empty when every end is known to be as it was.
+  std::vector<fabric::PortId> unknown;
 };
 
 // Drains (or undrains) every switch end of the link and reads each end back; on any failure
-// puts back the ends already changed and returns false with out.error set. Idempotent.
+// puts back the ends it may have changed (those changed, and one whose call failed in a way
+// the switch may have carried out: ErrorKind::indeterminate) and returns false with
+// out.error set; a put-back the switch does not confirm leaves its end in out.unknown.
+// Idempotent.
 bool apply_to_link(const fabric::Topology& topology, DriverSet& drivers, fabric::LinkId link, bool drain,
                    ActionOutcome& out);
 

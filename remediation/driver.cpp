@@ -38,6 +38,13 @@ Result<InterfaceState> JsonRpcDriver::call(const std::string& method, const std:
   std::string last_error;
   double backoff = options_.backoff_s;
   const int attempts = std::max(1, options_.attempts);
+  // Whether any attempt may have been carried out by the switch: its request went out and
+  // no answer said no. Such a failure is indeterminate (the caller must find out and put
+  // the interface back); one whose every attempt was refused or never sent is not.
+  bool maybe_done = false;
+  auto fail = [&](std::string message, ErrorKind definite) {
+    return Error{where + ": " + std::move(message), maybe_done ? ErrorKind::indeterminate : definite};
+  };
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     if (attempt > 1) {
       std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
@@ -49,12 +56,14 @@ Result<InterfaceState> JsonRpcDriver::call(const std::string& method, const std:
                       {"params", {{"interface", interface}}}};
     auto reply = http_.post(url_, req.dump(), "application/json", opt);
     if (!reply.ok()) {
+      maybe_done = maybe_done || http_.last_request_sent();
       // A certificate that does not verify will not verify on the next try either.
-      if (http_.last_failure_permanent()) return Error{where + ": " + reply.error()};
+      if (http_.last_failure_permanent()) return fail(reply.error(), ErrorKind::unavailable);
       last_error = reply.error();
       continue;  // network trouble: retry
     }
     if (reply->status >= 500) {
+      maybe_done = true;  // a server error says nothing of what was done before it
       last_error = "HTTP " + std::to_string(reply->status);
       continue;
     }
@@ -63,21 +72,23 @@ Result<InterfaceState> JsonRpcDriver::call(const std::string& method, const std:
       // What a switch says is quoted escaped and cut: it goes into logs and action rows.
       std::string_view body = reply->body;
       while (!body.empty() && std::isspace(static_cast<unsigned char>(body.back()))) body.remove_suffix(1);
-      return Error{where + ": HTTP " + std::to_string(reply->status) + ": " + escape_text(body, 200)};
+      return fail("HTTP " + std::to_string(reply->status) + ": " + escape_text(body, 200), ErrorKind::conflict);
     }
     const json doc = json::parse(reply->body, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
-      return Error{where + ": answer is not a JSON object"};
+      maybe_done = true;  // an answer not understood: the switch may have acted
+      return fail("answer is not a JSON object", ErrorKind::unavailable);
     }
     if (const auto e = doc.find("error"); e != doc.end() && !e->is_null()) {
       std::string msg = e->is_object() && e->contains("message") && (*e)["message"].is_string()
                             ? (*e)["message"].get<std::string>()
                             : e->dump();
-      return Error{where + ": switch refused: " + escape_text(msg, 200)};
+      return fail("switch refused: " + escape_text(msg, 200), ErrorKind::conflict);
     }
     const auto r = doc.find("result");
     if (r == doc.end() || !r->is_object() || !r->contains("drained") || !(*r)["drained"].is_boolean()) {
-      return Error{where + ": answer has no result.drained boolean"};
+      maybe_done = true;
+      return fail("answer has no result.drained boolean", ErrorKind::unavailable);
     }
     InterfaceState st;
     st.interface = interface;
@@ -87,7 +98,7 @@ Result<InterfaceState> JsonRpcDriver::call(const std::string& method, const std:
     }
     return st;
   }
-  return Error{where + ": " + last_error + " (after " + std::to_string(attempts) + " attempts)"};
+  return fail(last_error + " (after " + std::to_string(attempts) + " attempts)", ErrorKind::unavailable);
 }
 
 Result<InterfaceState> DryRunDriver::drain(const std::string& interface) {

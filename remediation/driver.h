@@ -28,6 +28,8 @@ class Driver {
   virtual Result<InterfaceState> undrain(const std::string& interface) = 0;
   virtual Result<InterfaceState> get_state(const std::string& interface) = 0;
 };
+// Every driver's failures say, by their kind, whether the switch may have carried the call
+// out anyway (ErrorKind::indeterminate) or certainly did not (any other kind).
 
 struct JsonRpcOptions {
   double timeout_s = 3.0;
@@ -40,7 +42,10 @@ struct JsonRpcOptions {
 // JSON-RPC 2.0 over HTTP(S) POST, methods interface.drain, interface.undrain,
 // interface.get_state with params {"interface": NAME} (docs/api.md). Network failures and
 // HTTP 5xx are retried with exponential backoff; HTTP 4xx, JSON-RPC errors and TLS
-// certificate failures are final.
+// certificate failures are final. A failure is ErrorKind::indeterminate when the switch may
+// have carried the call out: a request went out and its answer was lost (a timeout, a cut
+// connection), was a 5xx, or was not understood; a refusal (4xx, a JSON-RPC error) or a
+// request that never left (a refused connection, a certificate) is not.
 class JsonRpcDriver final : public Driver {
  public:
   JsonRpcDriver(std::string device, std::string url, JsonRpcOptions options = {});

@@ -40,6 +40,9 @@ WorkflowMetrics::WorkflowMetrics(metrics::Registry& r)
       drains_failed(r.counter("medic_drains_failed_total", "Drains that failed at the switch or were rolled back.")),
       drains_rolled_back(r.counter("medic_drains_rolled_back_total",
                                    "Drains rolled back because traffic did not move off the link (also counted as failed).")),
+      drains_unknown(r.counter("medic_drains_unknown_total",
+                               "Failed drains whose switch may have drained an end after all (its answer lost) and did not "
+                               "confirm putting it back: the link is counted as drained until undrained (also counted as failed).")),
       undrains_verified(r.counter("medic_undrains_succeeded_total", "Undrains carried out and verified.")),
       undrains_failed(r.counter("medic_undrains_failed_total", "Undrains that failed or were not verified.")),
       refusals(r.counter("medic_drains_refused_total", "Drains held back by capacity floors, the budget or a rate limit.")),
@@ -777,10 +780,22 @@ void Workflow::on_drain_applied(InFlight& f, SwitchResult& r, Time now) {
   if (!r.outcome.succeeded) {
     ++metrics_.drains_failed;
     ++metrics_.escalations;
-    finish(f, ActionEnd::failed, false, r.outcome.error, now);
-    spdlog::error("incident {}: drain of {} failed: {}", f.action.incident_id, name, r.outcome.error);
+    // An end the switch may have drained after all (its answer lost) and did not confirm
+    // putting back is counted as drained, owed back by this incident like any drain, so no
+    // other drain is handed its headroom; its undrain follows the repair.
+    std::string why = r.outcome.error;
+    const bool unknown = !r.outcome.unknown.empty();
+    if (unknown) {
+      std::string ends;
+      for (const fabric::PortId p : r.outcome.unknown) ends += (ends.empty() ? "" : ", ") + topology_.endpoint_name(p);
+      why += "; not known to be undrained: " + ends + " (counted as drained until undrained)";
+      capacity_.set_drained(link, true);
+      ++metrics_.drains_unknown;
+    }
+    finish(f, ActionEnd::failed, unknown, why, now);
+    spdlog::error("incident {}: drain of {} failed: {}", f.action.incident_id, name, why);
     if (c != nullptr && c->rec.state != IncidentState::dismissed) {
-      set_state(*c, IncidentState::escalated, now, "drain failed: " + r.outcome.error);
+      set_state(*c, IncidentState::escalated, now, "drain failed: " + why);
     }
     return;
   }

@@ -123,7 +123,7 @@ class LinkSignals {
 // apart from what the switches carried out (STYLE 6).
 struct WorkflowMetrics {
   explicit WorkflowMetrics(metrics::Registry& r);
-  metrics::Counter drains_started, drains_verified, drains_failed, drains_rolled_back;
+  metrics::Counter drains_started, drains_verified, drains_failed, drains_rolled_back, drains_unknown;
   metrics::Counter undrains_verified, undrains_failed;
   metrics::Counter refusals, queued_for_approval, validations_failed, escalations;
   metrics::Counter reconciled, store_errors, breaker_trips, switch_queue_full;

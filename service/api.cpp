@@ -78,6 +78,7 @@ unsigned status_of(ErrorKind k) {
     case ErrorKind::conflict: return 409;
     case ErrorKind::unavailable: return 503;
     case ErrorKind::forbidden: return 403;
+    case ErrorKind::indeterminate: return 504;  // an upstream's answer was lost
     case ErrorKind::internal: return 500;
   }
   return 500;
@@ -628,6 +629,21 @@ bool matches(const Endpoint& e, const std::vector<std::string>& path, std::vecto
   return true;
 }
 
+// The endpoint for (r.method, r.path), its path arguments, and the methods the path allows.
+void find_endpoint(const HttpRequest& r, const Endpoint*& found, std::vector<std::string>& args,
+                   std::vector<std::string>& allow) {
+  const auto path = segments(r.path);
+  for (const auto& e : endpoints()) {
+    std::vector<std::string> a;
+    if (!matches(e, path, a)) continue;
+    allow.emplace_back(e.method);
+    if (r.method == e.method || (r.method == "HEAD" && std::string(e.method) == "GET")) {
+      found = &e;
+      args = std::move(a);
+    }
+  }
+}
+
 // The body as the endpoint takes it: an object of its fields, each of its type; required
 // strings not empty. Empty bodies are {}.
 std::optional<HttpResponse> read_body(const Endpoint& e, const HttpRequest& r, json& body) {
@@ -847,19 +863,10 @@ std::optional<HttpResponse> Api::handle(const HttpRequest& r) {
 HttpResponse Api::route(const HttpRequest& r) {
   // The path first (404), then the method (405), who asks (401), the role (403), the body
   // (413, 415, 422), and only then the stores, which refuse by state (404, 409).
-  const auto path = segments(r.path);
   const Endpoint* found = nullptr;
   std::vector<std::string> args;
   std::vector<std::string> allow;
-  for (const auto& e : endpoints()) {
-    std::vector<std::string> a;
-    if (!matches(e, path, a)) continue;
-    allow.emplace_back(e.method);
-    if (r.method == e.method || (r.method == "HEAD" && std::string(e.method) == "GET")) {
-      found = &e;
-      args = std::move(a);
-    }
-  }
+  find_endpoint(r, found, args, allow);
   if (allow.empty()) return error(404, "no such path: " + r.path + " (GET /api lists them)");
   if (found == nullptr) {
     HttpResponse res = error(405, r.method + " " + r.path + ": allowed: " + join(allow, ", "));
@@ -905,6 +912,16 @@ HttpResponse Api::route(const HttpRequest& r) {
     if (auto bad = read_body(*found, r, call.body)) return *bad;
   }
   return found->handler(call);
+}
+
+std::optional<HttpResponse> check_body(const HttpRequest& r) {
+  const Endpoint* found = nullptr;
+  std::vector<std::string> args;
+  std::vector<std::string> allow;
+  find_endpoint(r, found, args, allow);
+  if (found == nullptr || found->handler == nullptr || !(found->changes_state || !r.body.empty())) return std::nullopt;
+  json body = json::object();
+  return read_body(*found, r, body);
 }
 
 }  // namespace medic::service

@@ -253,6 +253,11 @@ Result<PortCounters> FabricSim::set_drained(fabric::DeviceId device, std::string
     return Error{"unknown interface " + quote(port) + " on " + topology_.device(device).name};
   }
   integrate_link(*p, t);
+  if (drain_calls_.size() == kDrainCallsKept) {
+    drain_calls_.pop_front();
+    ++drain_calls_dropped_;
+  }
+  drain_calls_.push_back({t, *p, drained, rpc_answer_[device] != RpcAnswer::lie});
   if (rpc_answer_[device] == RpcAnswer::lie) {
     claimed_drained_[*p] = drained ? 1 : 0;
     PortCounters said = ports_[*p].c;

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <deque>
+
 #include "common/result.h"
 #include "common/time.h"
 #include "fabric/topology.h"
@@ -55,6 +57,18 @@ class FabricSim {
 
   // Drain or undrain a switch interface (idempotent). Error: unknown interface.
   Result<PortCounters> set_drained(fabric::DeviceId device, std::string_view port, bool drained, double t);
+  // Every drain API call that reached an interface, in the order carried out (a lying
+  // device's too, marked), so tests can tell when a switch was first touched. The last
+  // kDrainCallsKept are kept; drain_calls_dropped() counts the older ones.
+  struct DrainCall {
+    double t = 0;  // scenario seconds
+    fabric::PortId port = fabric::kNone;
+    bool drained = false;
+    bool carried_out = true;  // false: a lying device answered and did nothing
+  };
+  static constexpr size_t kDrainCallsKept = 10000;
+  const std::deque<DrainCall>& drain_calls() const { return drain_calls_; }
+  uint64_t drain_calls_dropped() const { return drain_calls_dropped_; }
   Result<PortCounters> state(fabric::DeviceId device, std::string_view port, double t);
 
   PortCounters counters(fabric::PortId port, double t);
@@ -139,6 +153,8 @@ class FabricSim {
   std::vector<double> rpc_delay_s_;
   std::vector<RpcAnswer> rpc_answer_;
   std::vector<int8_t> claimed_drained_;  // per port, what a lying device said it did (-1: nothing)
+  std::deque<DrainCall> drain_calls_;
+  uint64_t drain_calls_dropped_ = 0;
   probes::EcmpModel ecmp_;
   struct FlowKey {
     uint64_t ends;   // src << 32 | dst

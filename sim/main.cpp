@@ -170,7 +170,8 @@ int main(int argc, char** argv) {
     sim::FabricSim fabric(topo, seed);
     const auto t0 = std::chrono::steady_clock::now();
     auto now_s = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-    sim::ServerOptions sopt{token};
+    const double t0_unix = to_unix_seconds(sys_clock.now()) - now_s();
+    sim::ServerOptions sopt{token, t0_unix};
     std::vector<std::unique_ptr<HttpServer>> servers;
     for (const auto& [a, scheme] : addrs) {
       HttpServerOptions hopt;
@@ -203,7 +204,7 @@ int main(int argc, char** argv) {
     }
     // The scenario's faults are timed from t0: tools that time what follows a fault
     // (bench/load, bench/fault_to_drain) read when that was, before the export appears.
-    std::printf("fabsim scenario time 0 is Unix time %.6f\n", to_unix_seconds(sys_clock.now()) - now_s());
+    std::printf("fabsim scenario time 0 is Unix time %.6f\n", t0_unix);
     std::fflush(stdout);
 
     // STAMP reflectors: one socket on loopback answers for every link address of the

@@ -76,6 +76,17 @@ HttpResponse handle(FabricSim& sim, double t, const HttpRequest& req, const Serv
     }
     return HttpResponse::json(200, json_text(links));
   }
+  if (req.path == "/admin/drain_calls") {
+    if (req.method != "GET") return HttpResponse::text(405, "use GET");
+    json calls = json::array();
+    for (const auto& c : sim.drain_calls()) {
+      calls.push_back({{"at_unix", options.t0_unix + c.t},
+                       {"endpoint", topo.endpoint_name(c.port)},
+                       {"drained", c.drained},
+                       {"carried_out", c.carried_out}});
+    }
+    return HttpResponse::json(200, json_text(json{{"calls", calls}, {"dropped", sim.drain_calls_dropped()}}));
+  }
   // /s/NAME/metrics, /s/NAME/gnmi, /s/NAME/rpc, /h/NAME/metrics
   const bool switch_path = req.path.rfind("/s/", 0) == 0;
   const bool host_path = req.path.rfind("/h/", 0) == 0;

@@ -16,6 +16,7 @@ namespace medic::sim {
 
 struct ServerOptions {
   std::string token;  // when set, /rpc requires "Authorization: Bearer TOKEN"
+  double t0_unix = 0;  // the Unix time of scenario time 0 (for /admin/drain_calls)
 };
 
 HttpResponse handle(FabricSim& sim, double t, const HttpRequest& req, const ServerOptions& options);

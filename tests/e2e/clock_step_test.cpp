@@ -157,8 +157,15 @@ TEST_F(E2EClockStep, StepsBackAndForwardNeitherHurryNorHoldTheDrainAndTheSoak) {
       << medicd->output() << "\nfabsim:\n" << fabsim.output();
   const std::string drain_when_stepped =
       try_scalar(*tdb, "SELECT coalesce(string_agg(state, ','), 'none') FROM actions WHERE kind = 'drain'");
+  // The steps fall inside the drain: it has not ended yet (not begun, or its intent written
+  // and the switch or the traffic check still to come).
+  ASSERT_TRUE(drain_when_stepped == "none" || drain_when_stepped == "intent" || drain_when_stepped == "applied")
+      << "the drain was " << drain_when_stepped << " before the clock stepped: the steps would test nothing";
   ASSERT_NO_FATAL_FAILURE(step_and_hold("-3600", -3600, 3s));
   ASSERT_NO_FATAL_FAILURE(step_and_hold("+7200", 7200, 3s));
+  // ... and it began while the clock was stepped.
+  EXPECT_NE(try_scalar(*tdb, "SELECT coalesce(string_agg(state, ','), 'none') FROM actions WHERE kind = 'drain'"), "none")
+      << "no drain began while the clock was stepped";
   ASSERT_NO_FATAL_FAILURE(step_and_hold("+0", 0, 1s));
   ASSERT_TRUE(testing::eventually(
       [&] { return try_scalar(*tdb, "SELECT state FROM incidents WHERE id = " + id) == "repair_requested"; }, 40s))

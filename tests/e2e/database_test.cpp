@@ -151,9 +151,33 @@ TEST_F(E2EDatabase, AStoppedDatabaseLosesNothingFoundMeanwhile) {
       },
       50s))
       << medicd.output();
-  // Down for 60 s in all, the flaps well inside it.
+  // Down for 60 s in all, the flaps well inside it. All along: /healthz says why it is not
+  // healthy, the poll loop keeps cycling and detecting, and no switch is touched (no drain
+  // can start while its intent cannot be written).
+  const auto c0 = metric(http, api, "medic_cycles_total");
+  ASSERT_TRUE(c0);
+  int samples = 0;
+  std::string health_seen, touched;
+  while (std::chrono::steady_clock::now() < stopped + 59s) {
+    const auto [status, body] = get(api + "/healthz");
+    if (status != 503 && health_seen.empty()) health_seen = std::to_string(status) + " " + body;
+    if (status == 503 && body.find("database") == std::string::npos && health_seen.empty()) health_seen = body;
+    if (auto calls = http.get(fabsim.sim + "/admin/drain_calls"); calls.ok() && calls->status == 200) {
+      if (!json::parse(calls->body)["calls"].empty() && touched.empty()) touched = calls->body;
+    }
+    ++samples;
+    std::this_thread::sleep_for(1s);
+  }
+  EXPECT_GE(samples, 20);
+  EXPECT_EQ(health_seen, "") << "/healthz during the outage";
+  EXPECT_EQ(touched, "") << "a switch was touched while no intent could be written";
+  const auto c1 = metric(http, api, "medic_cycles_total");
+  ASSERT_TRUE(c1);
+  EXPECT_GE(*c1 - *c0, 30) << "the poll loop stalled on the stopped database";
+  EXPECT_GE(metric(http, api, "medic_findings_total").value_or(0), 3) << "detection stopped with the database";
   std::this_thread::sleep_until(stopped + 60s);
   EXPECT_TRUE(medicd.running()) << "medicd ended without its database:\n" << medicd.output();
+  EXPECT_EQ(metric(http, api, "medic_drains_started_total"), 0);
   EXPECT_EQ(metric(http, api, "medic_drains_succeeded_total"), 0);
   const auto restarted_wall = std::chrono::system_clock::now();
   pg.start();
@@ -186,6 +210,21 @@ TEST_F(E2EDatabase, AStoppedDatabaseLosesNothingFoundMeanwhile) {
   EXPECT_EQ(query(pg.url(), "SELECT detected_at < to_timestamp(" + epoch_s(restarted_wall) + ") FROM incidents"), "t");
   EXPECT_EQ(query(pg.url(), "SELECT epoch FROM leader"), "2");
   EXPECT_EQ(query(pg.url(), "SELECT kind || ' ' || state FROM actions"), "drain succeeded");
+  // The intent was written before the switch was first touched: every drain call fabsim
+  // carried out on the link's ends came after the action's intent_at (one clock: this
+  // machine's), and none came before the database was back.
+  const double intent_at = std::stod("0" + query(pg.url(), "SELECT extract(epoch from intent_at) FROM actions"));
+  auto calls = http.get(fabsim.sim + "/admin/drain_calls");
+  ASSERT_TRUE(calls.ok() && calls->status == 200);
+  const json drain_calls = json::parse(calls->body)["calls"];
+  ASSERT_GE(drain_calls.size(), 2u) << calls->body;  // both ends drained
+  const double back_at =
+      std::chrono::duration<double>(restarted_wall.time_since_epoch()).count();
+  for (const auto& c : drain_calls) {
+    EXPECT_TRUE(c["endpoint"] == "rtsw0001:eth5" || c["endpoint"] == "ctsw001:eth1") << c;
+    EXPECT_GT(c["at_unix"].get<double>(), intent_at) << "the switch was touched before the intent was written: " << c;
+    EXPECT_GT(c["at_unix"].get<double>(), back_at) << c;
+  }
   EXPECT_EQ(metric(http, api, "medic_pending_records"), 0);
   EXPECT_EQ(metric(http, api, "medic_records_dropped_total"), 0);
   EXPECT_TRUE(leads(http, api, 2)) << healthz(http, api).second;
@@ -254,9 +293,12 @@ TEST_F(E2EDatabase, ARestartMidDrainAndCutConnectionsFinishTheActionExactlyOnce)
   ASSERT_TRUE(testing::eventually(
       [&] { return query(pg.url(), "SELECT state FROM actions WHERE kind = 'drain' AND " + link) == "intent"; }, 60s))
       << medicd.output();
+  const auto unix_now = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
+  const double stopping_at = unix_now();
   pg.stop();
   std::this_thread::sleep_for(3s);
   pg.start();
+  const double started_at = unix_now();
   // While medicd reconnects, leads again and records the result, every connection it has is
   // cut every 250 ms for 8 s: some of its transactions lose their connection half way.
   const auto cut_until = std::chrono::steady_clock::now() + 8s;
@@ -278,6 +320,10 @@ TEST_F(E2EDatabase, ARestartMidDrainAndCutConnectionsFinishTheActionExactlyOnce)
       << medicd.output();
   EXPECT_EQ(query(pg.url(), "SELECT count(*) FROM actions"), "1");
   EXPECT_EQ(query(pg.url(), "SELECT count(*) FROM incidents"), "1");
+  // The restart fell between the intent and the result: one written before the server
+  // stopped, the other after it was back.
+  EXPECT_LT(std::stod("0" + query(pg.url(), "SELECT extract(epoch from intent_at) FROM actions")), stopping_at);
+  EXPECT_GT(std::stod("0" + query(pg.url(), "SELECT extract(epoch from result_at) FROM actions")), started_at);
   // The incident's next state is written just after the action's end, in a transaction of
   // its own (and, if a cut connection loses it, by the next cycle from the link's drain state).
   EXPECT_TRUE(testing::eventually(

@@ -5,8 +5,10 @@
 // split by parse_query, both refused unless UTF-8, header names lower-cased), then given to
 // the API as medicd's handler does: service::Api::handle, which routes (path, method),
 // checks the bearer token, the role and the body. No database runs: the API's store is a
-// PostgreSQL socket that does not exist, so everything behind the token check answers 503;
+// PostgreSQL socket that does not exist, so everything behind a user's token answers 503;
 // the layers a request goes through there are fuzzed as well, on the same request: the
+// endpoint's own body checks (service::check_body: its fields, their types, the required
+// ones, the size and Content-Type, as handle makes them for an authorised caller), the
 // body's JSON (parse_json), the token's form (parse_token), the time and report arguments
 // of the query (parse_time_arg, slo::parse_report_query).
 //
@@ -139,6 +141,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     HttpRequest r;
     if (!to_request(req, r)) return 0;  // answered 400 by the server
     parse_layers(r, now);
+    if (service::Api::owns(r.path)) {
+      if (const auto bad = service::check_body(r)) {
+        fuzz::check(bad->status == 413 || bad->status == 415 || bad->status == 422, "a body refused with another status",
+                    std::to_string(bad->status));
+        check_answer(r, *bad);
+      }
+    }
     if (r.path != "/healthz" && r.path != "/metrics" && service::Api::owns(r.path)) {
       const auto res = api().handle(r);
       fuzz::check(res.has_value(), "the API owns a path it does not answer", r.path);

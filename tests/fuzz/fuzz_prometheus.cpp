@@ -2,8 +2,12 @@
 // telemetry/collector.cpp hands over after an HTTP scrape): PromParser::parse, then the
 // same bytes through ScrapeMapper::map with the shipped counter map, as every device of a
 // small topology, the way medicd's pipeline maps a device's answer.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +39,14 @@ class CheckingSink : public PromSink {
   void on_sample(const PromSample& s) override {
     ++samples;
     fuzz::check(is_name(s.name, true), "sample with an invalid metric name", s.name);
+    // name_repeats is the mapper's shortcut: it must only say so when the sample before it
+    // in this payload had the same name (and so the same family's type).
+    if (s.name_repeats) {
+      fuzz::check(samples > 1 && s.name == prev_name_, "name_repeats on a sample whose name differs", s.name);
+      fuzz::check(s.type == prev_type_, "name_repeats on a sample whose type differs", s.name);
+    }
+    prev_name_.assign(s.name);
+    prev_type_ = s.type;
     fuzz::check(s.labels.size() <= PromLimits{}.max_labels_per_sample, "more labels than the limit");
     for (const auto& l : s.labels) {
       fuzz::check(is_name(l.name, false), "invalid label name", l.name);
@@ -42,7 +54,29 @@ class CheckingSink : public PromSink {
       fuzz::check(s.label(l.name) != nullptr, "label() does not find a label of the sample", l.name);
     }
   }
+
+ private:
+  std::string prev_name_;
+  MetricType prev_type_ = MetricType::untyped;
 };
+
+// parse_prom_float's shortcut for short decimals must give the double strtod gives (the
+// nearest to the text), to the bit: checked on every plain decimal (a sign, digits, at most
+// one point), which it must also accept.
+void check_float(std::string_view text) {
+  const std::string_view body = !text.empty() && (text[0] == '+' || text[0] == '-') ? text.substr(1) : text;
+  size_t digits = 0, points = 0;
+  for (const char c : body) {
+    if (c >= '0' && c <= '9') ++digits;
+    else if (c == '.') ++points;
+    else return;  // not a plain decimal: only its safety is fuzzed (above)
+  }
+  if (digits == 0 || points > 1) return;
+  double got = 0;
+  fuzz::check(parse_prom_float(text, got), "parse_prom_float refuses a plain decimal", text);
+  const double want = std::strtod(std::string(text).c_str(), nullptr);
+  fuzz::check(std::memcmp(&got, &want, sizeof got) == 0, "parse_prom_float's double differs from strtod's", text);
+}
 
 }  // namespace
 
@@ -66,8 +100,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Status st2 = parser.parse(text, again);
   fuzz::check(st.ok() == st2.ok() && sink.samples == again.samples, "a second parse with the same parser differs");
 
+  // The float reader: the input's first word, and its first 64 bytes, for safety; each
+  // against strtod when it is a plain decimal.
   double v = 0;
-  (void)parse_prom_float(text.substr(0, 64), v);
+  for (const std::string_view t : {text.substr(0, std::min(text.find_first_of(" \t\n"), size_t{64})), text.substr(0, 64)}) {
+    (void)parse_prom_float(t, v);
+    check_float(t);
+  }
 
   const auto& topo = fuzz::topology();
   ScrapeMapper mapper(topo, map);

@@ -37,12 +37,15 @@ class FakeDriver final : public Driver {
     log_.push_back("drain " + device_ + ":" + interface);
     if (!drain_error.empty()) return Error{drain_error};
     drained[interface] = true;
+    if (answers_lost || drain_answer_lost) return Error::indeterminate(device_ + ": timeout (after 3 attempts)");
     return InterfaceState{interface, true, true};
   }
   Result<InterfaceState> undrain(const std::string& interface) override {
     std::lock_guard lock(mu_);
     log_.push_back("undrain " + device_ + ":" + interface);
+    if (!undrain_error.empty()) return Error{undrain_error};
     drained[interface] = false;
+    if (answers_lost) return Error::indeterminate(device_ + ": timeout (after 3 attempts)");
     return InterfaceState{interface, false, true};
   }
   Result<InterfaceState> get_state(const std::string& interface) override {
@@ -53,7 +56,10 @@ class FakeDriver final : public Driver {
   }
 
   std::map<std::string, bool> drained;
-  std::string drain_error;
+  std::string drain_error;    // a refusal: nothing done
+  std::string undrain_error;  // a refusal: nothing done
+  bool answers_lost = false;  // every call carried out, its answer lost (indeterminate)
+  bool drain_answer_lost = false;  // drains carried out, their answers lost
   bool lie_not_drained = false;
   std::function<void()> hold;  // called before a drain, outside the lock (a slow switch)
 
@@ -117,6 +123,54 @@ TEST_F(ActionsTest, AnErrorOnTheSecondEndPutsTheFirstBack) {
   EXPECT_EQ(out.steps, (std::vector<std::string>{"drain rtsw0001:eth5 -> drained",
                                                  "drain ctsw001:eth1 -> error: ctsw001: connection refused",
                                                  "rollback rtsw0001:eth5 -> ok"}));
+}
+
+// A drain the switch carried out though its answer was lost (a timeout): the end is put
+// back as well, and once the switch answers that, nothing is left drained or unknown.
+TEST_F(ActionsTest, ALostAnswerPutsBackTheEndWhoseCallFailedToo) {
+  spine->drain_answer_lost = true;
+  ActionOutcome out;
+  EXPECT_FALSE(apply_to_link(topo, drivers, uplink, true, out));
+  EXPECT_EQ(out.error, "ctsw001: timeout (after 3 attempts)");
+  EXPECT_EQ(calls(), (CallLog{"drain rtsw0001:eth5", "drain ctsw001:eth1", "undrain rtsw0001:eth5", "undrain ctsw001:eth1"}));
+  EXPECT_FALSE(tor->drained["eth5"]);
+  EXPECT_FALSE(spine->drained["eth1"]) << "the late drain was left in place";
+  EXPECT_TRUE(out.unknown.empty());
+  EXPECT_EQ(out.steps.back(), "rollback ctsw001:eth1 -> ok");
+}
+
+// A switch whose every answer is lost: the end it may have drained cannot be known to be
+// back, so it is reported unknown (the workflow counts the link as drained).
+TEST_F(ActionsTest, APutBackWhoseAnswerIsLostLeavesTheEndUnknown) {
+  tor->answers_lost = true;
+  ActionOutcome out;
+  EXPECT_FALSE(apply_to_link(topo, drivers, uplink, true, out));
+  EXPECT_EQ(calls(), (CallLog{"drain rtsw0001:eth5", "undrain rtsw0001:eth5"}));
+  ASSERT_EQ(out.unknown.size(), 1u);
+  EXPECT_EQ(topo.endpoint_name(out.unknown[0]), "rtsw0001:eth5");
+  EXPECT_EQ(out.steps.back(), "rollback rtsw0001:eth5 -> error: rtsw0001: timeout (after 3 attempts)");
+  EXPECT_FALSE(spine->drained["eth1"]);
+}
+
+// A put-back refused outright leaves a changed end drained: unknown, not silently "ok".
+TEST_F(ActionsTest, ARefusedPutBackOfAChangedEndLeavesItUnknown) {
+  spine->drain_error = "ctsw001: connection refused";
+  tor->undrain_error = "rtsw0001: HTTP 409: locked";
+  ActionOutcome out;
+  EXPECT_FALSE(apply_to_link(topo, drivers, uplink, true, out));
+  EXPECT_EQ(calls(), (CallLog{"drain rtsw0001:eth5", "drain ctsw001:eth1", "undrain rtsw0001:eth5"}));
+  EXPECT_TRUE(tor->drained["eth5"]);
+  ASSERT_EQ(out.unknown.size(), 1u);
+  EXPECT_EQ(topo.endpoint_name(out.unknown[0]), "rtsw0001:eth5");
+}
+
+// A refusal (not indeterminate) is not put back: the switch said it did nothing.
+TEST_F(ActionsTest, ARefusalOfTheFailingEndIsNotPutBack) {
+  tor->drain_error = "rtsw0001: switch refused: locked";
+  ActionOutcome out;
+  EXPECT_FALSE(apply_to_link(topo, drivers, uplink, true, out));
+  EXPECT_EQ(calls(), CallLog{"drain rtsw0001:eth5"});
+  EXPECT_TRUE(out.unknown.empty());
 }
 
 TEST_F(ActionsTest, AnErrorOnTheFirstEndTouchesNothingElse) {

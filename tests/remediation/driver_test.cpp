@@ -140,6 +140,7 @@ TEST_F(JsonRpcAgainstSim, UnknownInterfaceCarriesTheSwitchMessage) {
   auto r = d.drain("eth99");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(), "rtsw0001 interface.drain(eth99): switch refused: unknown interface \"eth99\" on rtsw0001");
+  EXPECT_EQ(r.kind(), ErrorKind::conflict);  // the switch said no: certainly not carried out
   EXPECT_EQ(requests(), 1);  // a refusal is not retried
 }
 
@@ -153,6 +154,7 @@ TEST_F(JsonRpcAgainstSim, WrongBearerTokenIsHttp401AndNotRetried) {
   EXPECT_NE(r.error().find("HTTP 401"), std::string::npos) << r.error();
   EXPECT_NE(r.error().find("rtsw0001 interface.drain(eth5)"), std::string::npos) << r.error();
   EXPECT_NE(r.error().find("missing or wrong bearer token"), std::string::npos) << r.error();
+  EXPECT_EQ(r.kind(), ErrorKind::conflict);
   EXPECT_EQ(requests(), 1);
   EXPECT_FALSE(sim_drained("rtsw0001", "eth5"));
 
@@ -187,6 +189,7 @@ TEST(JsonRpcDriver, UnreachableUrlFailsAfterTheConfiguredAttempts) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().rfind("rtsw0001 interface.drain(eth5): " + url + ": ", 0), 0u) << r.error();
   EXPECT_NE(r.error().find("(after 2 attempts)"), std::string::npos) << r.error();
+  EXPECT_EQ(r.kind(), ErrorKind::unavailable) << "a refused connection sent nothing";
 }
 
 TEST(JsonRpcDriver, ServerErrorsAreRetriedThenReported) {
@@ -199,6 +202,7 @@ TEST(JsonRpcDriver, ServerErrorsAreRetriedThenReported) {
   auto r = d.get_state("eth5");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(), "rtsw0001 interface.get_state(eth5): HTTP 500 (after 3 attempts)");
+  EXPECT_EQ(r.kind(), ErrorKind::indeterminate) << "a 5xx says nothing of what was done";
   EXPECT_EQ(calls.load(), 3);
 }
 
@@ -240,7 +244,51 @@ TEST(JsonRpcDriver, GarbageAnswerIsAClearError) {
   auto r = d.drain("eth5");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(), "rtsw0001 interface.drain(eth5): answer is not a JSON object");
+  EXPECT_EQ(r.kind(), ErrorKind::indeterminate);
   EXPECT_EQ(calls.load(), 1);
+}
+
+// A switch that takes the request and answers too late, or closes the connection without
+// an answer, may have carried it out: indeterminate, so the caller puts the interface back.
+TEST(JsonRpcDriver, AnAnswerTooLateOrNeverIsIndeterminate) {
+  std::atomic<int> calls{0};
+  ServerThread slow([&](const HttpRequest&) {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    return HttpResponse::json(200, R"({"jsonrpc":"2.0","id":1,"result":{"interface":"eth5","drained":true}})");
+  });
+  JsonRpcOptions o = fast_options();
+  o.timeout_s = 0.2;
+  o.attempts = 1;
+  JsonRpcDriver d("rtsw0001", slow.url("/rpc"), o);
+  auto r = d.drain("eth5");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("(after 1 attempts)"), std::string::npos) << r.error();
+  EXPECT_EQ(r.kind(), ErrorKind::indeterminate) << r.error();
+  EXPECT_TRUE(testing::eventually([&] { return calls.load() == 1; }, std::chrono::seconds(5)));
+
+  // Reads the request, then closes without a word.
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const uint16_t port = acceptor.local_endpoint().port();
+  std::thread closer([&] {
+    for (int i = 0; i < 2; ++i) {
+      asio::ip::tcp::socket sock(io);
+      acceptor.accept(sock);
+      char buf[4096];
+      boost::system::error_code ec;
+      (void)sock.read_some(asio::buffer(buf), ec);
+      sock.close();
+    }
+  });
+  JsonRpcOptions two = fast_options();
+  two.attempts = 2;
+  JsonRpcDriver c("rtsw0001", "http://127.0.0.1:" + std::to_string(port) + "/rpc", two);
+  auto rc = c.drain("eth5");
+  closer.join();
+  ASSERT_FALSE(rc.ok());
+  EXPECT_NE(rc.error().find("(after 2 attempts)"), std::string::npos) << rc.error();
+  EXPECT_EQ(rc.kind(), ErrorKind::indeterminate) << rc.error();
 }
 
 // What a broken or hostile switch says reaches logs and action rows escaped and cut.
@@ -271,6 +319,7 @@ TEST(JsonRpcDriver, AnswerWithoutDrainedBooleanIsAClearError) {
   auto r = d.drain("eth5");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(), "rtsw0001 interface.drain(eth5): answer has no result.drained boolean");
+  EXPECT_EQ(r.kind(), ErrorKind::indeterminate);
 }
 
 TEST(JsonRpcDriver, SendsJsonRpcRequestWithBearerToken) {
@@ -353,6 +402,7 @@ TEST_F(JsonRpcOverTls, WrongCaFailsWithTheVerificationErrorAndIsNotRetried) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(), "rtsw0001 interface.drain(eth5): " + url +
                            ": SSL certificate problem: unable to get local issuer certificate");
+  EXPECT_EQ(r.kind(), ErrorKind::unavailable) << "nothing got past the handshake";
   // The system's CAs do not know the private CA either.
   JsonRpcDriver system_cas("rtsw0001", url, options(""));
   auto s = system_cas.get_state("eth5");

@@ -164,22 +164,25 @@ class SwitchDriver final : public Driver {
   std::string kind() const override { return "test"; }
   Result<InterfaceState> drain(const std::string& i) override {
     ++calls;
-    if (fail) return Error{"HTTP 503: busy"};
+    if (fail) return Error{"HTTP 409: busy"};
     drained[i] = true;
+    if (lost) return Error::indeterminate("timeout (after 3 attempts)");
     return InterfaceState{i, true, true};
   }
   Result<InterfaceState> undrain(const std::string& i) override {
     ++calls;
     drained[i] = false;
+    if (lost) return Error::indeterminate("timeout (after 3 attempts)");
     return InterfaceState{i, false, true};
   }
   Result<InterfaceState> get_state(const std::string& i) override {
-    if (unreachable) return Error{"connection refused"};
+    if (unreachable || lost) return Error{"connection refused"};
     return InterfaceState{i, drained[i], true};
   }
   std::map<std::string, bool> drained;
-  bool fail = false;
-  bool unreachable = false;
+  bool fail = false;         // drains refused, nothing done
+  bool unreachable = false;  // reads fail
+  bool lost = false;         // every call carried out and its answer lost; reads fail
   int calls = 0;
 };
 

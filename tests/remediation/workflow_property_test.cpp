@@ -1,11 +1,13 @@
 // A random-schedule property test of the remediation workflow against the in-memory store:
 // sequences of faults, counters that follow the switches (or lag), people approving,
-// marking repaired and dismissing, switches that fail drains or cannot be reached, and
-// medicd crashing and starting again from what the store holds. After every step:
+// marking repaired and dismissing, switches that fail drains, cannot be read, or carry calls
+// out and lose their answers, and medicd crashing and starting again from what the store
+// holds. After every step:
 //   - no capacity group is below its floor (judged from what the switches really do);
 //   - no link has two unfinished actions;
-//   - every link drained at a switch belongs to an incident that owes its undrain (open,
-//     or dismissed while its link is still out) or to an action under way.
+//   - every link drained at a switch belongs to an action under way, or the record says it
+//     is drained by an incident that still owes its undrain (open, or dismissed while its
+//     link is still out).
 // MEDIC_WORKFLOW_SEQUENCES sets the number of sequences (10,000 by default);
 // MEDIC_WORKFLOW_SEED replays one seed (printed on failure).
 #include <gtest/gtest.h>
@@ -160,11 +162,17 @@ class Sequence {
       it->second->fail = !it->second->fail;
       return tick(topo_.device(it->first).name + (it->second->fail ? " fails drains" : " drains again"));
     }
-    if (what < 80) {
+    if (what < 78) {
       auto it = switches_.begin();
       std::advance(it, pick(static_cast<int>(switches_.size())));
       it->second->unreachable = !it->second->unreachable;
       return tick(topo_.device(it->first).name + (it->second->unreachable ? " unreachable" : " reachable"));
+    }
+    if (what < 80) {
+      auto it = switches_.begin();
+      std::advance(it, pick(static_cast<int>(switches_.size())));
+      it->second->lost = !it->second->lost;
+      return tick(topo_.device(it->first).name + (it->second->lost ? " acts but its answers are lost" : " answers again"));
     }
     if (what < 88) {
       // medicd dies and starts again: drain states from the record (the last finished
@@ -231,12 +239,28 @@ class Sequence {
         return "group " + group.name + " below its floor: " + std::to_string(in / total);
       }
     }
-    // Every link out at a switch is owed back by an incident or an action under way.
+    // Every link out at a switch is owed back: an action on it is under way, or the record
+    // says it is drained (its last finished action left it so) by an incident not closed.
+    std::map<fabric::LinkId, int64_t> drained_by;
+    for (const auto& a : store_.actions) {
+      if (a.end.empty()) continue;
+      if (a.drained_after) {
+        drained_by[a.rec.link] = a.rec.incident_id;
+      } else {
+        drained_by.erase(a.rec.link);
+      }
+    }
     for (const fabric::LinkId l : links_) {
-      if (!out_at_switch(l)) continue;
-      bool owed = unfinished.count(l) != 0;
-      for (const auto& [id, c] : store_.cases) owed = owed || (c.link == l && c.state != IncidentState::closed);
-      if (!owed) return "link " + topo_.link(l).name + " is drained at a switch and no incident owes its undrain";
+      if (!out_at_switch(l) || unfinished.count(l) != 0) continue;
+      const auto owner = drained_by.find(l);
+      if (owner == drained_by.end()) {
+        return "link " + topo_.link(l).name + " is drained at a switch and the record says it is not";
+      }
+      const auto c = store_.cases.find(owner->second);
+      if (c == store_.cases.end() || c->second.state == IncidentState::closed) {
+        return "link " + topo_.link(l).name + " is drained at a switch and its incident " +
+               std::to_string(owner->second) + " no longer owes its undrain";
+      }
     }
     return "";
   }

@@ -149,7 +149,7 @@ TEST_F(WorkflowTest, ASwitchThatFailsTheDrainEscalatesAndTheLinkStaysInService) 
   workflow().tick();
   ASSERT_EQ(store.actions.size(), 1u);
   EXPECT_EQ(store.actions[0].end, "failed");
-  EXPECT_THAT(store.actions[0].reason, HasSubstr("HTTP 503: busy"));
+  EXPECT_THAT(store.actions[0].reason, HasSubstr("HTTP 409: busy"));
   EXPECT_FALSE(drained_at_switch(l));
   EXPECT_FALSE(switches["rtsw0001"]->drained["eth5"]);  // the end already drained was put back
   EXPECT_FALSE(capacity.drained(l));
@@ -280,6 +280,48 @@ TEST_F(WorkflowTest, ARepairedLinkWhoseDrainWasUndoneIsClosedWithoutAnUndrain) {
   EXPECT_EQ(store.actions.size(), 1u) << "no undrain of a link that never left service";
   EXPECT_EQ(switches["rtsw0001"]->calls + switches["ctsw001"]->calls, calls) << "no switch called";
   EXPECT_FALSE(drained_at_switch(l));
+}
+
+// A switch that carries the drain out and loses its answers (a timeout after sending): the
+// end may be drained and cannot be known to be put back, so the link is counted as drained,
+// owed back by its incident, which goes to a person; no other drain gets its headroom, and
+// after the repair the undrain puts both ends back once the switch answers again.
+TEST_F(WorkflowTest, ADrainWhoseAnswersAreLostCountsTheLinkDrainedUntilItIsUndrained) {
+  const auto l = link("rtsw0001:eth5");
+  switches["ctsw001"]->lost = true;
+  store.add_incident(7, l);
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 1u);
+  EXPECT_EQ(store.actions[0].end, "failed");
+  EXPECT_TRUE(store.actions[0].drained_after);
+  EXPECT_EQ(store.actions[0].reason,
+            "timeout (after 3 attempts); not known to be undrained: ctsw001:eth1 (counted as drained until undrained)");
+  // The fake carried out the put-back as well, unseen: medicd cannot know it.
+  EXPECT_FALSE(switches["ctsw001"]->drained["eth1"]);
+  EXPECT_FALSE(switches["rtsw0001"]->drained["eth5"]) << "the end that answered was put back";
+  EXPECT_TRUE(capacity.drained(l));
+  EXPECT_EQ(store.cases[7].state, IncidentState::escalated);
+  EXPECT_THAT(store.cases[7].blocked_reason, HasSubstr("not known to be undrained: ctsw001:eth1"));
+  EXPECT_THAT(registry.render(), HasSubstr("\nmedic_drains_unknown_total 1\n"));
+
+  // Repaired, with the switch answering again: soaked, undrained at both ends, closed.
+  switches["ctsw001"]->lost = false;
+  store.cases[7].state = IncidentState::repaired;
+  workflow().tick();
+  ASSERT_EQ(store.cases[7].state, IncidentState::validating);
+  clock.advance(61s);
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 2u);
+  EXPECT_EQ(store.actions[1].rec.kind, ActionKind::undrain);
+  EXPECT_FALSE(switches["ctsw001"]->drained["eth1"]);
+  EXPECT_FALSE(switches["rtsw0001"]->drained["eth5"]);
+  clock.advance(1s);
+  signals.at(l).pps = 900;
+  signals.at(l).from = clock.now();
+  workflow().tick();
+  EXPECT_EQ(store.actions[1].end, "succeeded");
+  EXPECT_EQ(store.cases[7].state, IncidentState::closed);
+  EXPECT_FALSE(capacity.drained(l));
 }
 
 TEST_F(WorkflowTest, ALinkThatFailsValidationTwiceIsEscalatedAndStaysDrained) {

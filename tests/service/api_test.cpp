@@ -314,6 +314,38 @@ TEST_F(ApiTest, BadRequestsGetExactErrors) {
   EXPECT_EQ(d.tdb.scalar("SELECT count(*) FROM audit WHERE incident_id IS NOT NULL"), "0");
 }
 
+// check_body makes the endpoint's body checks with no database and no caller: the same
+// answers as handle gives an authorised caller, nothing for a body that is taken or a path
+// no endpoint has.
+TEST(ApiCheckBody, TheEndpointsBodyChecksWithoutADatabase) {
+  auto r = [](const std::string& method, const std::string& path, const std::string& body,
+              const std::string& type = "application/json") {
+    HttpRequest q;
+    q.method = method;
+    q.path = path;
+    q.target = path;
+    q.body = body;
+    if (!type.empty()) q.headers["content-type"] = type;
+    return q;
+  };
+  auto refusal = [](const std::optional<HttpResponse>& a) {
+    return a ? std::to_string(a->status) + " " + json::parse(a->body)["error"].get<std::string>() : std::string("taken");
+  };
+  EXPECT_EQ(refusal(check_body(r("POST", "/api/incidents/7/approve", R"({"reason": 7})"))),
+            "422 body: $.reason: expected a string, got an integer");
+  EXPECT_EQ(refusal(check_body(r("POST", "/api/incidents/7/reject", R"({"reason": "  "})"))),
+            "422 body: $.reason: required: a reject needs a reason");
+  EXPECT_EQ(refusal(check_body(r("POST", "/api/incidents/7/reject", R"({"reason":"x"})", "text/plain"))),
+            "415 body: Content-Type \"text/plain\": send application/json");
+  EXPECT_EQ(refusal(check_body(r("POST", "/api/incidents/7/approve", R"({"why": "x"})"))),
+            "422 body: $: unknown key \"why\" (reason)");
+  EXPECT_EQ(refusal(check_body(r("POST", "/api/incidents/7/approve", R"({"reason": "looks right"})"))), "taken");
+  EXPECT_EQ(refusal(check_body(r("POST", "/api/incidents/7/approve", ""))), "taken");
+  EXPECT_EQ(refusal(check_body(r("POST", "/api/incidents/7/drain", "{}"))), "taken") << "no such endpoint: handle's 404";
+  EXPECT_EQ(refusal(check_body(r("GET", "/api/queue", ""))), "taken");
+  EXPECT_EQ(refusal(check_body(r("GET", "/api/queue", "[1]"))), "422 body: $: expected an object, got an array");
+}
+
 TEST_F(ApiTest, MaintenanceAndUsersAndTargetsOverHttp) {
   auto m = call(req("POST", "/api/maintenance", R"({"link":"rtsw0001:eth5","until":"+2h","reason":"optic swap"})"));
   ASSERT_EQ(m.status, 200u) << m.body;

@@ -78,6 +78,40 @@ TEST_F(ServerTest, AdminLinksListsEveryLinkWithState) {
   EXPECT_EQ(call("POST", "/admin/links", "").status, 405u);
 }
 
+// Every drain API call carried out is listed in order with its Unix time, a lying switch's
+// marked as not carried out, an unknown interface not at all.
+TEST_F(ServerTest, AdminDrainCallsListsEveryCallInOrderWithItsTime) {
+  options.t0_unix = 1'700'000'000;
+  EXPECT_EQ(json::parse(get("/admin/drain_calls").body), (json{{"calls", json::array()}, {"dropped", 0}}));
+  ASSERT_TRUE(sim.set_drained(*topo.find_device("rtsw0001"), "eth5", true, 5.0).ok());
+  ASSERT_FALSE(sim.set_drained(*topo.find_device("rtsw0001"), "eth99", true, 5.5).ok());
+  Fault lie;
+  lie.kind = FaultKind::rpc_fault;
+  lie.device = *topo.find_device("ctsw001");
+  lie.answer = RpcAnswer::lie;
+  sim.apply(lie, SimEvent::Phase::start, 6.0);
+  ASSERT_TRUE(sim.set_drained(*topo.find_device("ctsw001"), "eth1", true, 6.25).ok());
+  ASSERT_TRUE(sim.set_drained(*topo.find_device("rtsw0001"), "eth5", false, 7.5).ok());
+  const HttpResponse r = get("/admin/drain_calls");
+  ASSERT_EQ(r.status, 200u);
+  const json calls = json::parse(r.body);
+  EXPECT_EQ(calls["dropped"], 0);
+  ASSERT_EQ(calls["calls"].size(), 3u) << r.body;
+  EXPECT_EQ(calls["calls"][0], (json{{"at_unix", 1'700'000'005.0}, {"endpoint", "rtsw0001:eth5"}, {"drained", true}, {"carried_out", true}}));
+  EXPECT_EQ(calls["calls"][1], (json{{"at_unix", 1'700'000'006.25}, {"endpoint", "ctsw001:eth1"}, {"drained", true}, {"carried_out", false}}));
+  EXPECT_EQ(calls["calls"][2], (json{{"at_unix", 1'700'000'007.5}, {"endpoint", "rtsw0001:eth5"}, {"drained", false}, {"carried_out", true}}));
+  EXPECT_EQ(call("POST", "/admin/drain_calls", "").status, 405u);
+}
+
+// Bounded: past kDrainCallsKept the oldest go, counted.
+TEST_F(ServerTest, AdminDrainCallsKeepsTheLastOnesAndCountsTheRest) {
+  const auto dev = *topo.find_device("rtsw0001");
+  for (size_t i = 0; i < FabricSim::kDrainCallsKept + 5; ++i) ASSERT_TRUE(sim.set_drained(dev, "eth5", i % 2 == 0, 1.0 + i).ok());
+  EXPECT_EQ(sim.drain_calls().size(), FabricSim::kDrainCallsKept);
+  EXPECT_EQ(sim.drain_calls_dropped(), 5u);
+  EXPECT_EQ(sim.drain_calls().front().t, 6.0);
+}
+
 TEST_F(ServerTest, MetricsForASwitch) {
   const HttpResponse r = get("/s/rtsw0001/metrics");
   EXPECT_EQ(r.status, 200u);
