@@ -26,7 +26,9 @@ bool apply_to_link(const fabric::Topology& topology, DriverSet& drivers, fabric:
   std::vector<fabric::PortId> done;
   // Put back the ends that may have changed, so the link is not left half drained: those
   // changed, and `maybe` (an end whose call failed after it may have been carried out). An
-  // end is known to be back only when the switch answers that it is as it was.
+  // end changed by us is known to be back when the switch answers that it is as it was.
+  // `maybe` never is: its lost call may still be waiting at the switch and be carried out
+  // after the put-back, so it stays unknown (counted as changed) whatever the answer.
   auto rollback = [&](std::optional<fabric::PortId> maybe = std::nullopt) {
     std::vector<fabric::PortId> ends = done;
     if (maybe) ends.push_back(*maybe);
@@ -35,7 +37,7 @@ bool apply_to_link(const fabric::Topology& topology, DriverSet& drivers, fabric:
       auto back = drain ? drivers.for_device(qp.device)->undrain(qp.name)
                         : drivers.for_device(qp.device)->drain(qp.name);
       const bool known = back.ok() && back->drained != drain;
-      if (!known) out.unknown.push_back(q);
+      if (!known || (maybe && q == *maybe)) out.unknown.push_back(q);
       out.steps.push_back(std::string("rollback ") + topology.endpoint_name(q) + " -> " +
                           (known ? "ok" : back.ok() ? std::string(back->drained ? "drained" : "undrained")
                                                     : "error: " + back.error()));

@@ -34,9 +34,10 @@ struct ActionOutcome {
   bool succeeded = false;
   std::string error;
   std::vector<std::string> steps;  // "drain rtsw0001:eth17 -> drained", ...
-  // After a failure: the ends that may be left changed, because the switch may have carried
-  // out a call whose answer was lost and did not confirm putting the end back. A drain's are
-  // counted as drained; empty when every end is known to be as it was.
+  // After a failure: the ends that may be left changed: one whose call's answer was lost (it
+  // may yet be carried out, even after a put-back), or one changed whose put-back the switch
+  // did not confirm. A drain's are counted as drained; empty when every end is known to be
+  // as it was.
   std::vector<fabric::PortId> unknown;
 };
 

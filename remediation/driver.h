@@ -20,6 +20,8 @@ struct InterfaceState {
   bool oper_up = false;
 };
 
+// A failure says, by its kind, whether the switch may have carried the call out anyway
+// (ErrorKind::indeterminate: some of it may have been done) or certainly did not.
 class Driver {
  public:
   virtual ~Driver() = default;
@@ -28,8 +30,6 @@ class Driver {
   virtual Result<InterfaceState> undrain(const std::string& interface) = 0;
   virtual Result<InterfaceState> get_state(const std::string& interface) = 0;
 };
-// Every driver's failures say, by their kind, whether the switch may have carried the call
-// out anyway (ErrorKind::indeterminate) or certainly did not (any other kind).
 
 struct JsonRpcOptions {
   double timeout_s = 3.0;

@@ -844,13 +844,16 @@ Result<InterfaceState> NetnsDriver::drain(const std::string& interface) {
     spdlog::info("{}: drained {} in namespace {}: {} multipath route(s) rewritten, {} single-path route(s) left in place",
                  device_, interface, netns_, plan.edits.size() - failures.size(), plan.single_path.size());
   }
+  // Past this point routes may have changed: a failure says so (indeterminate), so the
+  // caller puts the interface back and counts it drained until it knows.
+  const auto changed = [&](const std::string& m) { return Error::indeterminate(fail(m).message); };
   if (!failures.empty()) {
     // The record stays: undrain puts back whatever was removed.
-    return fail(std::to_string(failures.size()) + " of " + std::to_string(plan.edits.size()) +
-                " route(s) not rewritten: " + failures.front());
+    return changed(std::to_string(failures.size()) + " of " + std::to_string(plan.edits.size()) +
+                   " route(s) not rewritten: " + failures.front());
   }
   auto st = state_of(interface, *link);
-  if (!st.ok()) return fail(st.error());
+  if (!st.ok()) return plan.edits.empty() ? Result<InterfaceState>(fail(st.error())) : changed(st.error());
   return st;
 }
 
@@ -875,11 +878,12 @@ Result<InterfaceState> NetnsDriver::undrain(const std::string& interface) {
       if (auto out = ip(netns::replace_args(r.route, r.hops)); !out.ok()) failures.push_back(out.error());
     }
     if (!failures.empty()) {
-      // The record stays so that a retry restores the rest.
-      return fail(std::to_string(failures.size()) + " of " + std::to_string(plan.restores.size()) +
-                  " route(s) not restored: " + failures.front());
+      // The record stays so that a retry restores the rest. Some routes may be back.
+      return Error::indeterminate(fail(std::to_string(failures.size()) + " of " + std::to_string(plan.restores.size()) +
+                                       " route(s) not restored: " + failures.front())
+                                      .message);
     }
-    if (auto st = remove_state(interface); !st.ok()) return fail(st.error());
+    if (auto st = remove_state(interface); !st.ok()) return Error::indeterminate(fail(st.error()).message);
     spdlog::info("{}: undrained {} in namespace {}: {} route(s) restored", device_, interface, netns_,
                  plan.restores.size());
   }

@@ -41,8 +41,9 @@ WorkflowMetrics::WorkflowMetrics(metrics::Registry& r)
       drains_rolled_back(r.counter("medic_drains_rolled_back_total",
                                    "Drains rolled back because traffic did not move off the link (also counted as failed).")),
       drains_unknown(r.counter("medic_drains_unknown_total",
-                               "Failed drains whose switch may have drained an end after all (its answer lost) and did not "
-                               "confirm putting it back: the link is counted as drained until undrained (also counted as failed).")),
+                               "Failed drains that may have left an end drained (a call whose answer was lost, or a "
+                               "put-back the switch did not confirm): the link is counted as drained until undrained "
+                               "(also counted as failed).")),
       undrains_verified(r.counter("medic_undrains_succeeded_total", "Undrains carried out and verified.")),
       undrains_failed(r.counter("medic_undrains_failed_total", "Undrains that failed or were not verified.")),
       refusals(r.counter("medic_drains_refused_total", "Drains held back by capacity floors, the budget or a rate limit.")),
@@ -413,7 +414,9 @@ std::vector<int64_t> Workflow::tick() {
     if (c.rec.state == IncidentState::repaired || c.rec.state == IncidentState::validating) progress_validation(c, now);
     if (c.rec.state == IncidentState::validated && !breaker_.open) start_undrain(c, now);
     // Dismissed by a person while drained: the link goes back into service.
-    if (c.rec.state == IncidentState::dismissed && capacity_.drained(c.rec.link)) start_undrain(c, now);
+    if (c.rec.state == IncidentState::dismissed && capacity_.drained(c.rec.link) && clock_.monotonic() >= c.undrain_after) {
+      start_undrain(c, now);
+    }
   }
   plan_and_drain(now);
   // Answers already there (a runner that calls the switches at once) move their actions on
@@ -786,9 +789,9 @@ void Workflow::on_drain_applied(InFlight& f, SwitchResult& r, Time now) {
     std::string why = r.outcome.error;
     const bool unknown = !r.outcome.unknown.empty();
     if (unknown) {
-      std::string ends;
-      for (const fabric::PortId p : r.outcome.unknown) ends += (ends.empty() ? "" : ", ") + topology_.endpoint_name(p);
-      why += "; not known to be undrained: " + ends + " (counted as drained until undrained)";
+      std::vector<std::string> ends;
+      for (const fabric::PortId p : r.outcome.unknown) ends.push_back(topology_.endpoint_name(p));
+      why += "; not known to be undrained: " + join(ends, ", ") + " (counted as drained until undrained)";
       capacity_.set_drained(link, true);
       ++metrics_.drains_unknown;
     }
@@ -869,6 +872,12 @@ void Workflow::on_undrain_applied(InFlight& f, SwitchResult& r, Time now) {
     // apply_to_link put back what it changed: the link is still drained.
     finish(f, ActionEnd::failed, true, r.outcome.error, now);
     spdlog::error("incident {}: undrain of {} failed: {}", f.action.incident_id, name, r.outcome.error);
+    if (c != nullptr) {
+      // Tried again (dismissed) after 30 s, doubling to 10 minutes.
+      const int n = std::min(++c->undrain_failures, 6);
+      const auto wait = std::chrono::seconds(std::min(30 << (n - 1), 600));
+      c->undrain_after = clock_.monotonic() + std::chrono::duration_cast<Duration>(wait);
+    }
     if (c != nullptr && c->rec.state != IncidentState::dismissed) {
       set_state(*c, IncidentState::escalated, now, "undrain failed: " + r.outcome.error);
     }

@@ -9,7 +9,8 @@
 //   mitigated -> repair_requested --(engineer: repaired)--> validating --(soak clean)--> validated
 //   validated -> undrain: intent -> applied -> verified -> undrained -> closed
 //   validating --(fails)--> repair_requested (again) | escalated (max failures, stays drained)
-//   drain fails or traffic does not move -> rolled back, escalated
+//   drain fails or traffic does not move -> rolled back, escalated (an end whose state is
+//     not known after a lost answer: counted as drained, owed back by the incident)
 //
 // The switches are called through a SwitchRunner (remediation/actions.h): an action waits
 // for its switch's answer across ticks, so a slow switch never holds the poll loop, and
@@ -182,6 +183,11 @@ class Workflow {
     std::optional<Duration> last_fault;      // monotonic: a warning or worse finding arrived then
     std::optional<Duration> fault_began;     // monotonic estimate of rec.fault_at
     std::string written_reason;  // blocked/pending reason last written, to write only changes
+    // Dismissed while drained: the undrain is tried again no sooner than this (monotonic),
+    // backing off after each failure (undrain_failures) so a switch that keeps failing is
+    // not drained and undrained every pass.
+    Duration undrain_after{};
+    int undrain_failures = 0;
   };
   // An action under way. Its phase says what it waits for: a switch's answer to the job
   // `ticket` (switching, rolling_back, reconcile_*), or the counters (verifying).

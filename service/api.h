@@ -108,7 +108,7 @@ nlohmann::json api_description();
 // The checks of a request's body its endpoint (r.method, r.path) makes before any store is
 // asked, as Api::handle makes them for an authorised caller: 413, 415 or 422 with the
 // reason; nullopt when the body is taken, or when no endpoint takes it (404, 405: handle
-// says so). Used by handle and by the fuzz harness, which has no database behind it.
+// says so). The fuzz harness, which has no database behind it, calls it.
 std::optional<HttpResponse> check_body(const HttpRequest& r);
 
 }  // namespace medic::service

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <random>
 #include <span>
 #include <string>
@@ -12,8 +13,6 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <deque>
 
 #include "common/result.h"
 #include "common/time.h"

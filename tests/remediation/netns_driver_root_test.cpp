@@ -281,6 +281,7 @@ TEST_F(NetnsDriverRoot, BadNamespaceAndInterfaceGetExactErrors) {
   EXPECT_EQ(driver_->undrain("eth9").error(), "sw: undrain eth9: no interface eth9 in namespace " + sw_);
   EXPECT_EQ(driver_->get_state("eth9").error(), "sw: get_state eth9: no interface eth9 in namespace " + sw_);
   EXPECT_EQ(driver_->drain("va0 x").error(), "sw: drain \"va0 x\": invalid interface name");
+  EXPECT_NE(driver_->drain("eth9").kind(), ErrorKind::indeterminate) << "refused before any route changed";
   EXPECT_EQ(table(), before_);
   EXPECT_FALSE(std::filesystem::exists(state_file()));
 }
@@ -294,6 +295,7 @@ TEST_F(NetnsDriverRoot, FailedRestoreNamesTheCommandAndWhatIpSaidAndKeepsTheReco
   EXPECT_EQ(u.error(), "sw: undrain va0: 2 of 2 route(s) not restored: ip -n " + sw_ +
                            " -4 route replace 198.18.251.0/24 nexthop via 198.18.250.1 dev va0 weight 3 nexthop via "
                            "198.18.250.3 dev va1 weight 1: exit 2: Error: Nexthop has invalid gateway.");
+  EXPECT_EQ(u.kind(), ErrorKind::indeterminate) << "some routes may be back: the caller must not take it as untouched";
   EXPECT_TRUE(std::filesystem::exists(state_file()));  // a retry restores it
   ip({"-n", sw_, "addr", "add", "198.18.250.0/31", "dev", "va0"});
   u = driver_->undrain("va0");

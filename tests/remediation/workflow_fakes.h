@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -162,28 +163,40 @@ class FakeSignals final : public LinkSignals {
 class SwitchDriver final : public Driver {
  public:
   std::string kind() const override { return "test"; }
-  Result<InterfaceState> drain(const std::string& i) override {
-    ++calls;
-    if (fail) return Error{"HTTP 409: busy"};
-    drained[i] = true;
-    if (lost) return Error::indeterminate("timeout (after 3 attempts)");
-    return InterfaceState{i, true, true};
-  }
-  Result<InterfaceState> undrain(const std::string& i) override {
-    ++calls;
-    drained[i] = false;
-    if (lost) return Error::indeterminate("timeout (after 3 attempts)");
-    return InterfaceState{i, false, true};
-  }
+  Result<InterfaceState> drain(const std::string& i) override { return set(i, true); }
+  Result<InterfaceState> undrain(const std::string& i) override { return set(i, false); }
   Result<InterfaceState> get_state(const std::string& i) override {
     if (unreachable || lost) return Error{"connection refused"};
     return InterfaceState{i, drained[i], true};
   }
+  // A late switch's held calls land now, after the calls it answered meanwhile.
+  void settle() {
+    for (const auto& [i, v] : pending) drained[i] = v;
+    pending.clear();
+  }
   std::map<std::string, bool> drained;
+  std::vector<std::pair<std::string, bool>> pending;  // a late switch's held calls
   bool fail = false;         // drains refused, nothing done
   bool unreachable = false;  // reads fail
   bool lost = false;         // every call carried out and its answer lost; reads fail
+  // Every other call held: its answer lost, the call carried out later (settle), after
+  // calls answered in between (a request queued at the switch, overtaken by a newer one).
+  bool late = false;
   int calls = 0;
+
+ private:
+  Result<InterfaceState> set(const std::string& i, bool drain) {
+    ++calls;
+    if (late && (hold_next_ = !hold_next_)) {
+      pending.emplace_back(i, drain);
+      return Error::indeterminate("timeout (after 3 attempts)");
+    }
+    if (drain && fail) return Error{"HTTP 409: busy"};
+    drained[i] = drain;
+    if (lost) return Error::indeterminate("timeout (after 3 attempts)");
+    return InterfaceState{i, drain, true};
+  }
+  bool hold_next_ = false;
 };
 
 }  // namespace medic::remediation::fakes

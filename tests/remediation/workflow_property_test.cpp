@@ -1,8 +1,8 @@
 // A random-schedule property test of the remediation workflow against the in-memory store:
 // sequences of faults, counters that follow the switches (or lag), people approving,
-// marking repaired and dismissing, switches that fail drains, cannot be read, or carry calls
-// out and lose their answers, and medicd crashing and starting again from what the store
-// holds. After every step:
+// marking repaired and dismissing, switches that fail drains, cannot be read, carry calls
+// out and lose their answers, or hold calls and carry them out later, after newer ones,
+// and medicd crashing and starting again from what the store holds. After every step:
 //   - no capacity group is below its floor (judged from what the switches really do);
 //   - no link has two unfinished actions;
 //   - every link drained at a switch belongs to an action under way, or the record says it
@@ -129,6 +129,7 @@ class Sequence {
     }
     if (what < 45) {
       clock_.advance(std::chrono::seconds(1 + pick(40)));
+      for (auto& [d, sw] : switches_) sw->settle();  // a late switch's held calls land, within a bound
       if (chance(0.85)) counters();  // else the counters lag behind
       return tick("time passes");
     }
@@ -173,6 +174,12 @@ class Sequence {
       std::advance(it, pick(static_cast<int>(switches_.size())));
       it->second->lost = !it->second->lost;
       return tick(topo_.device(it->first).name + (it->second->lost ? " acts but its answers are lost" : " answers again"));
+    }
+    if (what < 82) {
+      auto it = switches_.begin();
+      std::advance(it, pick(static_cast<int>(switches_.size())));
+      it->second->late = !it->second->late;
+      return tick(topo_.device(it->first).name + (it->second->late ? " holds calls and acts on them later" : " on time again"));
     }
     if (what < 88) {
       // medicd dies and starts again: drain states from the record (the last finished

@@ -324,6 +324,35 @@ TEST_F(WorkflowTest, ADrainWhoseAnswersAreLostCountsTheLinkDrainedUntilItIsUndra
   EXPECT_FALSE(capacity.drained(l));
 }
 
+// Dismissed while drained, on a switch whose undrain keeps failing: tried again after 30 s,
+// then 60 s, ..., not drained and undrained every pass; once the switch answers, put back.
+TEST_F(WorkflowTest, ADismissedLinksFailingUndrainBacksOff) {
+  const auto l = link("rtsw0001:eth5");
+  drain_and_verify(7, l);
+  switches["rtsw0001"]->unreachable = true;  // the undrain's read-back fails: put back, failed
+  store.cases[7].state = IncidentState::dismissed;
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 2u);
+  EXPECT_EQ(store.actions[1].end, "failed");
+  for (int i = 0; i < 29; ++i) {
+    clock.advance(1s);
+    workflow().tick();
+  }
+  EXPECT_EQ(store.actions.size(), 2u) << "tried again within 30 s";
+  clock.advance(2s);
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 3u);
+  clock.advance(31s);
+  workflow().tick();
+  EXPECT_EQ(store.actions.size(), 3u) << "the second wait is 60 s";
+  switches["rtsw0001"]->unreachable = false;
+  clock.advance(30s);
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 4u);
+  EXPECT_FALSE(switches["rtsw0001"]->drained["eth5"]);
+  EXPECT_FALSE(switches["ctsw001"]->drained["eth1"]);
+}
+
 TEST_F(WorkflowTest, ALinkThatFailsValidationTwiceIsEscalatedAndStaysDrained) {
   const auto l = link("rtsw0001:eth5");
   drain_and_verify(7, l);
