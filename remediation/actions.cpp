@@ -54,11 +54,7 @@ bool apply_to_link(const fabric::Topology& topology, DriverSet& drivers, fabric:
     if (!r.ok()) {
       out.error = r.error();
       out.steps.push_back(std::string(drain ? "drain " : "undrain ") + ep + " -> error: " + r.error());
-      if (r.kind() == ErrorKind::indeterminate) {
-        rollback(p);
-      } else {
-        rollback();
-      }
+      rollback(r.kind() == ErrorKind::indeterminate ? std::optional(p) : std::nullopt);
       return false;
     }
     out.steps.push_back(std::string(drain ? "drain " : "undrain ") + ep + " -> " +

@@ -650,9 +650,10 @@ std::string NetnsDriver::state_file(const std::string& interface) const {
   return state_dir_ + "/" + netns_ + "/" + interface + ".json";
 }
 
-Error NetnsDriver::failure(const char* op, const std::string& interface, const std::string& what) const {
+Error NetnsDriver::failure(const char* op, const std::string& interface, const std::string& what,
+                           ErrorKind kind) const {
   const std::string name = netns::valid_interface_name(interface) ? interface : quote(interface);
-  return Error{device_ + ": " + op + " " + name + ": " + what};
+  return Error{device_ + ": " + op + " " + name + ": " + what, kind};
 }
 
 std::string NetnsDriver::command_text(const std::vector<std::string>& args) const {
@@ -846,7 +847,7 @@ Result<InterfaceState> NetnsDriver::drain(const std::string& interface) {
   }
   // Past this point routes may have changed: a failure says so (indeterminate), so the
   // caller puts the interface back and counts it drained until it knows.
-  const auto changed = [&](const std::string& m) { return Error::indeterminate(fail(m).message); };
+  const auto changed = [&](const std::string& m) { return failure("drain", interface, m, ErrorKind::indeterminate); };
   if (!failures.empty()) {
     // The record stays: undrain puts back whatever was removed.
     return changed(std::to_string(failures.size()) + " of " + std::to_string(plan.edits.size()) +
@@ -879,11 +880,14 @@ Result<InterfaceState> NetnsDriver::undrain(const std::string& interface) {
     }
     if (!failures.empty()) {
       // The record stays so that a retry restores the rest. Some routes may be back.
-      return Error::indeterminate(fail(std::to_string(failures.size()) + " of " + std::to_string(plan.restores.size()) +
-                                       " route(s) not restored: " + failures.front())
-                                      .message);
+      return failure("undrain", interface,
+                     std::to_string(failures.size()) + " of " + std::to_string(plan.restores.size()) +
+                         " route(s) not restored: " + failures.front(),
+                     ErrorKind::indeterminate);
     }
-    if (auto st = remove_state(interface); !st.ok()) return Error::indeterminate(fail(st.error()).message);
+    if (auto st = remove_state(interface); !st.ok()) {
+      return failure("undrain", interface, st.error(), ErrorKind::indeterminate);
+    }
     spdlog::info("{}: undrained {} in namespace {}: {} route(s) restored", device_, interface, netns_,
                  plan.restores.size());
   }

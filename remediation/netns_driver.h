@@ -172,7 +172,9 @@ class NetnsDriver final : public Driver {
 
  private:
   // "DEVICE: OP IF: WHAT", the one form of every error this driver returns.
-  Error failure(const char* op, const std::string& interface, const std::string& what) const;
+  // kind: ErrorKind::indeterminate once routes may have changed.
+  Error failure(const char* op, const std::string& interface, const std::string& what,
+                ErrorKind kind = ErrorKind::internal) const;
   std::string command_text(const std::vector<std::string>& args) const;  // "ip -n NS ARGS"
   Result<netns::CommandOutput> run_ip(const std::vector<std::string>& args);
   Result<std::string> ip(const std::vector<std::string>& args);  // stdout; a failure is an Error

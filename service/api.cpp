@@ -644,6 +644,10 @@ void find_endpoint(const HttpRequest& r, const Endpoint*& found, std::vector<std
   }
 }
 
+// Whether the call's body is read and checked: every call that changes state, and any
+// other that came with one.
+bool takes_body(const Endpoint& e, const HttpRequest& r) { return e.changes_state || !r.body.empty(); }
+
 // The body as the endpoint takes it: an object of its fields, each of its type; required
 // strings not empty. Empty bodies are {}.
 std::optional<HttpResponse> read_body(const Endpoint& e, const HttpRequest& r, json& body) {
@@ -908,7 +912,7 @@ HttpResponse Api::route(const HttpRequest& r) {
     return error(403, call.who.role + " " + call.who.name + " may not " + found->method + " " + found->path +
                           ": it needs " + found->role);
   }
-  if (found->changes_state || !r.body.empty()) {
+  if (takes_body(*found, r)) {
     if (auto bad = read_body(*found, r, call.body)) return *bad;
   }
   return found->handler(call);
@@ -919,7 +923,7 @@ std::optional<HttpResponse> check_body(const HttpRequest& r) {
   std::vector<std::string> args;
   std::vector<std::string> allow;
   find_endpoint(r, found, args, allow);
-  if (found == nullptr || found->handler == nullptr || !(found->changes_state || !r.body.empty())) return std::nullopt;
+  if (found == nullptr || found->handler == nullptr || !takes_body(*found, r)) return std::nullopt;
   json body = json::object();
   return read_body(*found, r, body);
 }

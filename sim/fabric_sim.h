@@ -56,6 +56,7 @@ class FabricSim {
 
   // Drain or undrain a switch interface (idempotent). Error: unknown interface.
   Result<PortCounters> set_drained(fabric::DeviceId device, std::string_view port, bool drained, double t);
+  Result<PortCounters> state(fabric::DeviceId device, std::string_view port, double t);
   // Every drain API call that reached an interface, in the order carried out (a lying
   // device's too, marked), so tests can tell when a switch was first touched. The last
   // kDrainCallsKept are kept; drain_calls_dropped() counts the older ones.
@@ -68,7 +69,6 @@ class FabricSim {
   static constexpr size_t kDrainCallsKept = 10000;
   const std::deque<DrainCall>& drain_calls() const { return drain_calls_; }
   uint64_t drain_calls_dropped() const { return drain_calls_dropped_; }
-  Result<PortCounters> state(fabric::DeviceId device, std::string_view port, double t);
 
   PortCounters counters(fabric::PortId port, double t);
 

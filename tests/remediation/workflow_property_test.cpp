@@ -157,30 +157,10 @@ class Sequence {
       store_.cases[id].state = IncidentState::dismissed;
       return tick("dismiss " + std::to_string(id));
     }
-    if (what < 75) {
-      auto it = switches_.begin();
-      std::advance(it, pick(static_cast<int>(switches_.size())));
-      it->second->fail = !it->second->fail;
-      return tick(topo_.device(it->first).name + (it->second->fail ? " fails drains" : " drains again"));
-    }
-    if (what < 78) {
-      auto it = switches_.begin();
-      std::advance(it, pick(static_cast<int>(switches_.size())));
-      it->second->unreachable = !it->second->unreachable;
-      return tick(topo_.device(it->first).name + (it->second->unreachable ? " unreachable" : " reachable"));
-    }
-    if (what < 80) {
-      auto it = switches_.begin();
-      std::advance(it, pick(static_cast<int>(switches_.size())));
-      it->second->lost = !it->second->lost;
-      return tick(topo_.device(it->first).name + (it->second->lost ? " acts but its answers are lost" : " answers again"));
-    }
-    if (what < 82) {
-      auto it = switches_.begin();
-      std::advance(it, pick(static_cast<int>(switches_.size())));
-      it->second->late = !it->second->late;
-      return tick(topo_.device(it->first).name + (it->second->late ? " holds calls and acts on them later" : " on time again"));
-    }
+    if (what < 75) return toggle(&SwitchDriver::fail, " fails drains", " drains again");
+    if (what < 78) return toggle(&SwitchDriver::unreachable, " unreachable", " reachable");
+    if (what < 80) return toggle(&SwitchDriver::lost, " acts but its answers are lost", " answers again");
+    if (what < 82) return toggle(&SwitchDriver::late, " holds calls and acts on them later", " on time again");
     if (what < 88) {
       // medicd dies and starts again: drain states from the record (the last finished
       // action of each link), then the workflow reloads and reconciles.
@@ -197,6 +177,15 @@ class Sequence {
       return "crash and restart";
     }
     return tick("a pass");
+  }
+
+  // A random switch starts or stops misbehaving one way.
+  std::string toggle(bool SwitchDriver::*way, const char* on, const char* off) {
+    auto it = switches_.begin();
+    std::advance(it, pick(static_cast<int>(switches_.size())));
+    bool& v = it->second->*way;
+    v = !v;
+    return tick(topo_.device(it->first).name + (v ? on : off));
   }
 
   // The store and the switches, for a failure's message.
