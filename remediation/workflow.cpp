@@ -154,6 +154,7 @@ void Workflow::submit(InFlight& f) {
     case Phase::rolling_back:
     case Phase::reconcile_undo:
     case Phase::reconcile_undrain: job.op = SwitchJob::Op::undrain; break;
+    case Phase::undrain_read:
     case Phase::reconcile_read: job.op = SwitchJob::Op::read_back; break;
     case Phase::verifying: return;
   }
@@ -222,6 +223,7 @@ void Workflow::on_result(InFlight& f, SwitchResult& r, Time now) {
       }
       return;
     case Phase::rolling_back: on_rolled_back(f, r, now); return;
+    case Phase::undrain_read: on_undrain_read(f, r, now); return;
     case Phase::reconcile_read: on_reconcile_read(f, r, now); return;
     case Phase::reconcile_undo: on_reconcile_undone(f, r, now); return;
     case Phase::reconcile_undrain: on_reconcile_undrained(f, r, now); return;
@@ -348,11 +350,12 @@ void Workflow::mark_applied(InFlight& f, Time now) {
 // Whether the link's latest rate was measured over an interval that began after the action
 // was applied. Readings are stamped with the wall clock, which may have been stepped since:
 // the apply is placed in the wall clock's current frame by the monotonic time elapsed since,
-// and a reading the counters have not replaced since the apply is never new.
+// and a reading the counters have not replaced since the apply is never new, even one
+// stamped at the apply's own instant (it was there before the switch was called).
 bool Workflow::reading_after_apply(const InFlight& f, Time now) const {
   const Time from = signals_.measured_from(f.action.link);
   if (from == Time{}) return false;
-  if (from == f.from_at_apply && from < f.applied_at) return false;
+  if (from == f.from_at_apply) return false;
   return from >= now - (clock_.monotonic() - f.applied_mono);
 }
 
@@ -566,20 +569,15 @@ void Workflow::progress_inflight(Time now) {
         }
         done = true;
       } else if (timed_out) {
-        const std::string why = std::string(up ? "" : "link down; ") + "traffic did not return within " +
-                                format_number(seconds(policy_.verify_window)) + " s (" +
-                                (fresh ? pps_text(pps) : "no fresh reading") + ", peers " + pps_text(peers) + ")";
-        f.steps.push_back("verify traffic: " + why);
-        // Not drained again: an undrained link that misbehaves opens a new finding by itself.
-        capacity_.set_drained(link, false);
-        finish(f, ActionEnd::failed, false, why, now);
-        ++metrics_.undrains_failed;
-        ++metrics_.escalations;
-        spdlog::error("incident {}: undrain of {} not verified: {}", f.action.incident_id, name, why);
-        if (c != nullptr && c->rec.state != IncidentState::dismissed) {
-          set_state(*c, IncidentState::escalated, now, "undrain not verified: " + why);
-        }
-        done = true;
+        f.why = std::string(up ? "" : "link down; ") + "traffic did not return within " +
+                format_number(seconds(policy_.verify_window)) + " s (" + (fresh ? pps_text(pps) : "no fresh reading") +
+                ", peers " + pps_text(peers) + ")";
+        f.steps.push_back("verify traffic: " + f.why);
+        // What do the switches say now? A drain whose answer was lost may have been carried
+        // out after this undrain; the read-back job is queued by collect().
+        f.phase = Phase::undrain_read;
+        spdlog::warn("incident {}: undrain of {} not verified: {}; reading its ends back", f.action.incident_id, name,
+                     f.why);
       }
     }
     it = done ? inflight_.erase(it) : std::next(it);
@@ -872,12 +870,7 @@ void Workflow::on_undrain_applied(InFlight& f, SwitchResult& r, Time now) {
     // apply_to_link put back what it changed: the link is still drained.
     finish(f, ActionEnd::failed, true, r.outcome.error, now);
     spdlog::error("incident {}: undrain of {} failed: {}", f.action.incident_id, name, r.outcome.error);
-    if (c != nullptr) {
-      // Tried again (dismissed) after 30 s, doubling to 10 minutes.
-      const int n = std::min(++c->undrain_failures, 6);
-      const auto wait = std::chrono::seconds(std::min(30 << (n - 1), 600));
-      c->undrain_after = clock_.monotonic() + std::chrono::duration_cast<Duration>(wait);
-    }
+    back_off_undrain(c);
     if (c != nullptr && c->rec.state != IncidentState::dismissed) {
       set_state(*c, IncidentState::escalated, now, "undrain failed: " + r.outcome.error);
     }
@@ -890,6 +883,46 @@ void Workflow::on_undrain_applied(InFlight& f, SwitchResult& r, Time now) {
   f.phase = Phase::verifying;
   store_ok(store_.action_applied(f.action.id, f.steps), "action_applied");
   spdlog::info("incident {}: {} undrained at the switch; verifying", f.action.incident_id, name);
+}
+
+void Workflow::back_off_undrain(Case* c) {
+  if (c == nullptr) return;
+  const int n = std::min(++c->undrain_failures, 6);
+  const auto wait = std::chrono::seconds(std::min(30 << (n - 1), 600));
+  c->undrain_after = clock_.monotonic() + std::chrono::duration_cast<Duration>(wait);
+}
+
+// An undrain the counters did not confirm, its ends read back. An end that reads drained
+// (a drain carried out late, after the undrain: its answer was lost), or a link whose ends
+// cannot be read, stays counted as drained and owed back by the incident; a link whose
+// ends read undrained is in service and misbehaving, and opens a new finding by itself.
+void Workflow::on_undrain_read(InFlight& f, SwitchResult& r, Time now) {
+  const fabric::LinkId link = f.action.link;
+  const LinkReadBack& rb = r.read;
+  std::string why = f.why;
+  bool drained = true;
+  if (!rb.error.empty()) {
+    why += "; ends not read back (" + rb.error + "): counted as drained until undrained";
+    f.steps.push_back("read back: " + rb.error);
+  } else if (!rb.drained_ports.empty()) {
+    std::vector<std::string> ends;
+    for (const fabric::PortId p : rb.drained_ports) ends.push_back(topology_.endpoint_name(p));
+    why += "; drained at the switch: " + join(ends, ", ") + " (counted as drained until undrained)";
+    f.steps.push_back("read back: drained " + join(ends, ", "));
+  } else {
+    drained = false;
+    f.steps.push_back("read back: " + std::to_string(rb.driven) + " ends undrained");
+  }
+  capacity_.set_drained(link, drained);
+  finish(f, ActionEnd::failed, drained, why, now);
+  ++metrics_.undrains_failed;
+  ++metrics_.escalations;
+  spdlog::error("incident {}: undrain of {} not verified: {}", f.action.incident_id, topology_.link(link).name, why);
+  Case* c = case_of(f);
+  if (drained) back_off_undrain(c);
+  if (c != nullptr && c->rec.state != IncidentState::dismissed) {
+    set_state(*c, IncidentState::escalated, now, "undrain not verified: " + why);
+  }
 }
 
 }  // namespace medic::remediation

@@ -11,6 +11,8 @@
 //   validating --(fails)--> repair_requested (again) | escalated (max failures, stays drained)
 //   drain fails or traffic does not move -> rolled back, escalated (an end whose state is
 //     not known after a lost answer: counted as drained, owed back by the incident)
+//   undrain fails, or traffic does not return -> escalated; the ends are read back, and a
+//     link with an end drained (or unreadable) stays counted as drained
 //
 // The switches are called through a SwitchRunner (remediation/actions.h): an action waits
 // for its switch's answer across ticks, so a slow switch never holds the poll loop, and
@@ -191,7 +193,11 @@ class Workflow {
   };
   // An action under way. Its phase says what it waits for: a switch's answer to the job
   // `ticket` (switching, rolling_back, reconcile_*), or the counters (verifying).
-  enum class Phase : uint8_t { switching, verifying, rolling_back, reconcile_read, reconcile_undo, reconcile_undrain };
+  // undrain_read: an undrain not verified by the counters, its ends read back (a drain
+  // carried out late, after the undrain, leaves an end drained).
+  enum class Phase : uint8_t {
+    switching, verifying, rolling_back, undrain_read, reconcile_read, reconcile_undo, reconcile_undrain
+  };
   struct InFlight {
     ActionRecord action;
     Phase phase = Phase::switching;
@@ -200,7 +206,7 @@ class Workflow {
     Duration applied_mono{};  // the verify window runs from here, on the monotonic clock
     Time from_at_apply{};     // signals' measured_from when applied: a reading must be newer
     std::vector<std::string> steps;
-    std::string why;         // rolling back: why
+    std::string why;         // rolling back, or an undrain's ends read back: why
     std::optional<Time> fault_at;
     std::optional<Duration> fault_began;  // monotonic
     bool retry = false;      // its job failed this pass: asked again next pass
@@ -214,6 +220,9 @@ class Workflow {
   void on_drain_applied(InFlight& f, SwitchResult& r, Time now);
   void on_undrain_applied(InFlight& f, SwitchResult& r, Time now);
   void on_rolled_back(InFlight& f, SwitchResult& r, Time now);
+  void on_undrain_read(InFlight& f, SwitchResult& r, Time now);
+  // A dismissed link's undrain failed: tried again after 30 s, doubling to 10 minutes.
+  void back_off_undrain(Case* c);
   void on_reconcile_read(InFlight& f, SwitchResult& r, Time now);
   void on_reconcile_undone(InFlight& f, SwitchResult& r, Time now);
   void on_reconcile_undrained(InFlight& f, SwitchResult& r, Time now);

@@ -72,6 +72,22 @@ class WorkflowTest : public ::testing::Test {
     workflow().tick();
     ASSERT_EQ(store.cases[id].state, IncidentState::repair_requested);
   }
+  // Drained, repaired and soaked clean: the undrain is applied (action 2).
+  void repair_and_undrain(int64_t id, fabric::LinkId l) {
+    drain_and_verify(id, l);
+    store.cases[id].state = IncidentState::repaired;
+    workflow().tick();
+    clock.advance(61s);
+    workflow().tick();  // validated: undrain
+    ASSERT_EQ(store.actions.size(), 2u);
+    ASSERT_EQ(store.actions[1].rec.kind, ActionKind::undrain);
+  }
+  // The undrain's window ends with a fresh reading of no traffic (its peers carry 1000 pps).
+  void no_traffic_returns(fabric::LinkId l) {
+    clock.advance(31s);
+    signals.at(l).from = clock.now();
+    workflow().tick();
+  }
 
   fabric::Topology topo = fabric::generate_clos(*fabric::preset("demo"));
   CapacityModel capacity{topo};
@@ -403,20 +419,71 @@ TEST_F(WorkflowTest, AnIncidentDismissedWhileDrainedPutsTheLinkBack) {
 
 TEST_F(WorkflowTest, AnUndrainWhoseTrafficDoesNotReturnIsEscalatedNotDrainedAgain) {
   const auto l = link("rtsw0001:eth5");
-  drain_and_verify(7, l);
-  store.cases[7].state = IncidentState::repaired;
-  workflow().tick();
-  clock.advance(61s);
-  workflow().tick();  // validated: undrain
-  ASSERT_EQ(store.actions.size(), 2u);
-  clock.advance(31s);
-  signals.at(l).from = clock.now();  // peers carry 1000 pps, the link 0
-  workflow().tick();
+  repair_and_undrain(7, l);
+  no_traffic_returns(l);
   EXPECT_EQ(store.actions[1].end, "failed");
   EXPECT_THAT(store.actions[1].reason, HasSubstr("traffic did not return within 30 s (0 pps, peers 1000 pps)"));
+  EXPECT_FALSE(store.actions[1].drained_after) << "both ends read back undrained: in service";
+  EXPECT_EQ(store.actions[1].steps.back(), "read back: 2 ends undrained");
+  EXPECT_FALSE(capacity.drained(l));
   EXPECT_EQ(store.cases[7].state, IncidentState::escalated);
   EXPECT_FALSE(drained_at_switch(l));
   EXPECT_EQ(store.actions.size(), 2u);
+}
+
+// A drain whose answer was lost, carried out by the switch after the undrain that followed
+// it: the counters show no traffic, the read-back shows the end drained, and the link stays
+// counted as drained, owed back by its incident.
+TEST_F(WorkflowTest, AnUndrainOvertakenByALateDrainIsReadBackAndStaysCountedDrained) {
+  const auto l = link("rtsw0001:eth5");
+  drain_and_verify(7, l);
+  store.cases[7].state = IncidentState::dismissed;
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 2u);
+  ASSERT_FALSE(drained_at_switch(l));
+  switches["ctsw001"]->drained["eth1"] = true;  // the late call lands
+  no_traffic_returns(l);
+  EXPECT_EQ(store.actions[1].end, "failed");
+  EXPECT_TRUE(store.actions[1].drained_after);
+  EXPECT_EQ(store.actions[1].reason,
+            "traffic did not return within 30 s (0 pps, peers 1000 pps); drained at the switch: ctsw001:eth1 "
+            "(counted as drained until undrained)");
+  EXPECT_EQ(store.actions[1].steps.back(), "read back: drained ctsw001:eth1");
+  EXPECT_TRUE(capacity.drained(l));
+  EXPECT_EQ(store.cases[7].state, IncidentState::dismissed);
+  EXPECT_EQ(workflow().open_cases(), 1u) << "the dismissed incident still owes its undrain";
+  // Put back after the back-off, and verified this time.
+  clock.advance(29s);
+  workflow().tick();
+  EXPECT_EQ(store.actions.size(), 2u) << "tried again within 30 s";
+  clock.advance(2s);
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 3u);
+  EXPECT_FALSE(switches["ctsw001"]->drained["eth1"]);
+  clock.advance(1s);
+  signals.at(l).pps = 980;
+  signals.at(l).from = clock.now();
+  workflow().tick();
+  EXPECT_EQ(store.actions[2].end, "succeeded");
+  EXPECT_FALSE(capacity.drained(l));
+  EXPECT_EQ(workflow().open_cases(), 0u);
+}
+
+// Not verified, and a switch that cannot be read: not known to be in service, so counted
+// as drained (capacity never overstated) and escalated.
+TEST_F(WorkflowTest, AnUndrainNotVerifiedWhoseEndsCannotBeReadStaysCountedDrained) {
+  const auto l = link("rtsw0001:eth5");
+  repair_and_undrain(7, l);
+  switches["rtsw0001"]->unreachable = true;
+  no_traffic_returns(l);
+  EXPECT_EQ(store.actions[1].end, "failed");
+  EXPECT_TRUE(store.actions[1].drained_after);
+  EXPECT_THAT(store.actions[1].reason,
+              HasSubstr("; ends not read back (rtsw0001:eth5: connection refused): counted as drained until undrained"));
+  EXPECT_TRUE(capacity.drained(l));
+  EXPECT_EQ(store.cases[7].state, IncidentState::escalated);
+  EXPECT_THAT(store.cases[7].blocked_reason, HasSubstr("undrain not verified: traffic did not return"));
+  EXPECT_THAT(registry.render(), HasSubstr("\nmedic_undrains_failed_total 1\n"));
 }
 
 TEST_F(WorkflowTest, AnIncidentDismissedWhileItsDrainIsVerifiedStaysDismissedAndTheLinkGoesBack) {
@@ -674,6 +741,26 @@ TEST_F(WorkflowTest, AReadingFromBeforeTheDrainIsNotNewWhateverTheClockSaysAndTh
   clock.advance(21s);
   workflow().tick();
   EXPECT_EQ(store.actions[0].end, "rolled_back");
+}
+
+// The reading there when the undrain was applied, stamped at that same instant (as a
+// simulated clock can): it was taken before the switch was called, so it shows nothing of
+// the undrain however it looks; the next reading does.
+TEST_F(WorkflowTest, AReadingStampedAtTheApplysInstantIsNotNew) {
+  const auto l = link("rtsw0001:eth5");
+  drain_and_verify(7, l);
+  store.cases[7].state = IncidentState::dismissed;
+  signals.at(l).pps = 1000;  // what the link carried before its drain, stamped now
+  signals.at(l).from = clock.now();
+  workflow().tick();
+  ASSERT_EQ(store.actions.size(), 2u);
+  ASSERT_EQ(store.actions[1].rec.state, "applied");
+  workflow().tick();
+  EXPECT_EQ(store.actions[1].end, "") << "verified by the reading from before the undrain";
+  clock.advance(1s);
+  signals.at(l).from = clock.now();
+  workflow().tick();
+  EXPECT_EQ(store.actions[1].end, "succeeded");
 }
 
 TEST_F(WorkflowTest, ASoakLastsItsLengthInRealTimeWhicheverWayTheClockSteps) {
